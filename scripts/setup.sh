@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs every Debian package xsa needs (idempotent, --no-install-recommends: libtorch's recommends
+# pull in GTK/Qt) and checks that the BLAS alternative points to OpenBLAS (without it LibTorch falls
+# back to the reference BLAS and training is 13-40x slower).
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config git
+  libtorch-dev libopenblas0-pthread
+  libcli11-dev libyaml-cpp-dev nlohmann-json3-dev
+  libsentencepiece-dev sentencepiece
+  googletest libgtest-dev
+  python3 python3-torch python3-numpy python3-matplotlib
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "setup: all ${#PACKAGES[@]} packages already installed"
+fi
+
+blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null || true)
+case "$blas" in
+  *openblas*) echo "setup: BLAS -> $blas" ;;
+  *)
+    echo "setup: BLAS points to '$blas', switching to OpenBLAS"
+    $SUDO update-alternatives --set libblas.so.3-x86_64-linux-gnu \
+      /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3
+    blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)
+    case "$blas" in *openblas*) ;; *) echo "setup: error: BLAS is still '$blas', expected OpenBLAS" >&2; exit 1 ;; esac
+    ;;
+esac

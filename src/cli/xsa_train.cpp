@@ -1,0 +1,141 @@
+// xsa-train: one paired experiment (every attention variant from the same init and batch order).
+#include <CLI/CLI.hpp>
+#include <torch/version.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "xsa/config/config.h"
+#include "xsa/data/pieces.h"
+#include "xsa/data/token_data.h"
+#include "xsa/train/trainer.h"
+#include "xsa/util/cli_main.h"
+#include "xsa/util/error.h"
+#include "xsa/util/fs.h"
+
+namespace {
+
+struct TrainOptions {
+  std::string config_path;
+  std::vector<std::string> overrides;
+  std::string out_dir;
+  bool resume = false;
+  bool force = false;
+  bool quiet = false;
+};
+
+void setup_train_command(CLI::App& app, TrainOptions& opt) {
+  app.description("Train a paired experiment: every attention variant (SA, XSA, λ-XSA, ...) from the same initial\n"
+                  "weights and the same batch order. Writes results.json, log.jsonl and config.yaml.");
+  app.add_option("--config,-c", opt.config_path, "experiment config (YAML)")->required();
+  app.add_option("--set", opt.overrides, "override a config key, e.g. --set train.steps=50 (repeatable)");
+  app.add_option("--out,-o", opt.out_dir, "output folder (default: runs/<name>)");
+  app.add_flag("--resume", opt.resume, "continue an interrupted run from its checkpoints");
+  app.add_flag("--force", opt.force, "overwrite a finished run in the output folder / start over");
+  app.add_flag("--quiet,-q", opt.quiet, "no progress output");
+  app.set_version_flag("--version", std::string("xsa ") + XSA_VERSION + " (LibTorch " + TORCH_VERSION + ")");
+}
+
+// Refuses output folders whose contents a run would destroy (DESIGN.md: a rerun never destroys results).
+void check_output_folder(const std::string& out, const TrainOptions& opt) {
+  namespace fs = std::filesystem;
+  if (!xsa::path_exists(out)) return;
+  if (!xsa::is_directory(out)) throw xsa::InputError(out + ": exists and is not a folder");
+  bool empty = fs::is_empty(out);
+  bool finished = xsa::path_exists(out + "/results.json");
+  bool has_run = xsa::path_exists(out + "/config.yaml") || xsa::path_exists(out + "/log.jsonl");
+  bool has_checkpoints = xsa::path_exists(out + "/checkpoints");
+  if (!empty && !finished && !has_run && !has_checkpoints) {
+    throw xsa::InputError(out + ": exists and is not an xsa run folder; choose another --out");
+  }
+  if (finished && !opt.force) {
+    throw xsa::InputError(out + ": already holds a finished run (results.json); pass --force to overwrite it or "
+                                "choose another --out");
+  }
+  if (!finished && has_checkpoints && !opt.resume && !opt.force) {
+    throw xsa::InputError(out + ": holds an unfinished run (checkpoints/); pass --resume to continue it or --force "
+                                "to start over");
+  }
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), f, v);
+  return buf;
+}
+
+// The end-of-run table: variant, final val loss ± SE, Δ vs baseline, improvement %, bias per layer.
+void print_summary(const nlohmann::json& results, const std::string& out) {
+  const auto& runs = results["runs"];
+  std::string base = runs[0]["variant"];
+  std::cout << "\n| variant | val loss ± SE | Δ vs " << base << " (± paired SE) | improvement % | cos(y,v) per layer"
+            << " | cos(z,v) per layer | tok/s |\n|---|---|---|---|---|---|---|\n";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto& r = runs[i];
+    std::string delta = "—", improvement = "—";
+    if (i > 0) {
+      const auto& c = results["comparisons"][i - 1];
+      delta = fmt("%+.4f", c["delta_val_loss"].get<double>()) + " ± " + fmt("%.4f", c["delta_val_loss_sem"].get<double>());
+      improvement = fmt("%+.2f%%", c["improvement_pct"].get<double>());
+    }
+    std::string cy, cz;
+    for (const auto& layer : r["bias"].back()["layers"]) {
+      cy += (cy.empty() ? "" : " ") + fmt("%.3f", layer["cos_y_v"].get<double>());
+      cz += (cz.empty() ? "" : " ") + fmt("%.3f", layer["cos_z_v"].get<double>());
+    }
+    std::cout << "| " << r["variant"].get<std::string>() << " | " << fmt("%.4f", r["final"]["val_loss"].get<double>())
+              << " ± " << fmt("%.4f", r["final"]["val_loss_sem"].get<double>()) << " | " << delta << " | "
+              << improvement << " | " << cy << " | " << cz << " | "
+              << fmt("%.0f", r["timing"]["tokens_per_s"].get<double>()) << " |\n";
+  }
+  std::cout << "\nresults: " << out << "/results.json  (wall "
+            << fmt("%.1f", results["environment"]["wall_s"].get<double>()) << " s, "
+            << results["environment"]["threads"].get<int>() << " torch + " << results["environment"]["blas_threads"]
+            << " BLAS threads per run, " << results["environment"]["workers"].get<int>() << " workers)\n";
+}
+
+int run_train(const TrainOptions& opt) {
+  // Everything that can be wrong with the input is checked before the output folder is touched.
+  xsa::Config cfg = xsa::load_config(opt.config_path, opt.overrides);
+  xsa::TokenDataset data = xsa::TokenDataset::load(cfg.data.dir);
+  xsa::PiecesDecoder decoder = xsa::PiecesDecoder::load(cfg.data.dir);
+  xsa::check_data_fits(cfg, data);
+  const std::string out = opt.out_dir.empty() ? "runs/" + cfg.name : opt.out_dir;
+  check_output_folder(out, opt);
+
+  xsa::make_directories(out);
+  if (opt.force && !opt.resume) std::filesystem::remove_all(out + "/checkpoints");
+  xsa::write_file_atomic(out + "/config.yaml", xsa::config_to_yaml(cfg));
+  if (!opt.quiet) {
+    std::cout << "xsa-train: " << cfg.name << ": " << cfg.attention.variants.size() << " variants, "
+              << cfg.train.steps << " steps of " << cfg.train.batch_size << "x" << cfg.data.seq_len
+              << " tokens, data " << data.dir << " (vocab " << data.meta.vocab_size << ")" << std::endl;
+  }
+  xsa::ExperimentOptions options{out, opt.resume, opt.quiet};
+  nlohmann::json results = xsa::run_paired_experiment(cfg, data, decoder, options);
+  xsa::write_file_atomic(out + "/results.json", results.dump(1) + "\n");
+  if (!opt.quiet) print_summary(results, out);
+  return xsa::kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"xsa-train"};
+  TrainOptions opt;
+  setup_train_command(app, opt);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "xsa-train: error: " << e.what() << " (see --help)\n";
+    return xsa::kExitInput;
+  }
+  return xsa::run_guarded("xsa-train", [&] { return run_train(opt); });
+}

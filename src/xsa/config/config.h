@@ -1,0 +1,135 @@
+#pragma once
+// Experiment configuration: YAML -> validated structs (DESIGN.md "Config"). Torch-free.
+//
+// Every key has a default (the values below). Unknown keys, wrong types and out-of-range values are
+// InputError("<file>: <dotted.key>: <what was found>, expected <what is allowed>").
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace xsa {
+
+// One attention variant of a paired experiment.
+//   "sa" (λ=0), "xsa" (λ=1), a number λ in [0,1] (λ-XSA),
+//   "learned" (one λ per layer and head, λ = sigmoid(θ), θ initialised so λ = attention.learned_init),
+//   "gate" (one zero-initialised gate g per layer and head, λ = g: training starts as SA).
+struct VariantSpec {
+  enum class Kind { kFixed, kLearned, kGate };
+  Kind kind = Kind::kFixed;
+  double lambda = 0.0;  // for kFixed
+  // True when written as the keyword "sa"/"xsa"; false when written as a number, so that an explicit
+  // `0` or `1` keeps the name "lambda=0"/"lambda=1" and a sweep's λ=0 point stays distinct from its baseline.
+  bool from_keyword = true;
+  // Stable display name used in results.json and tables: "sa", "xsa", "lambda=0.5", "learned", "gate".
+  std::string name() const;
+  bool is_sa() const { return kind == Kind::kFixed && lambda == 0.0; }
+  // The YAML/JSON spelling that parses back to this spec: "sa", "xsa", 0.5, "learned", "gate".
+  nlohmann::json to_json() const;
+  bool operator==(const VariantSpec& o) const {
+    return kind == o.kind && lambda == o.lambda && name() == o.name();
+  }
+};
+
+struct DataConfig {
+  std::string dir = "data/tinystories";
+  int seq_len = 128;
+};
+
+struct ModelConfig {
+  int n_layer = 2;
+  int d_model = 128;
+  int n_head = 4;
+  int d_head = 32;
+  int mlp_ratio = 4;
+  std::string pos = "rope";  // rope | learned
+  bool embed_norm = true;    // LayerNorm right after the token embedding (paper's setup)
+  bool tie_embeddings = true;
+};
+
+struct AttentionConfig {
+  // The first is the baseline.
+  std::vector<VariantSpec> variants = {VariantSpec{VariantSpec::Kind::kFixed, 0.0},
+                                       VariantSpec{VariantSpec::Kind::kFixed, 1.0}};
+  std::vector<int> layers;    // layers the variant applies to; empty = all layers
+  double learned_init = 0.5;  // initial λ for the "learned" variant, in (0,1)
+};
+
+struct TrainConfig {
+  int steps = 300;
+  int batch_size = 32;
+  double lr = 1.0e-3;
+  double min_lr = 1.0e-4;
+  int warmup_steps = 30;
+  double weight_decay = 0.1;
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double grad_clip = 1.0;       // 0 disables clipping
+  int log_interval = 10;        // log.jsonl / progress every N steps
+  int checkpoint_interval = 0;  // 0 disables checkpoints
+};
+
+struct EvalConfig {
+  int interval = 50;
+  int batches = 20;
+};
+
+struct MetricsConfig {
+  int bias_interval = 50;
+  int bias_batches = 4;
+};
+
+struct SampleConfig {
+  int count = 2;    // samples per variant after training
+  int tokens = 48;  // new tokens per sample
+  double temperature = 1.0;
+  int top_k = 40;
+  std::uint64_t seed = 42;
+};
+
+struct RuntimeConfig {
+  int threads = 1;  // LibTorch intra-op threads AND OpenBLAS threads per run
+  int workers = 2;  // variants trained concurrently
+};
+
+struct Config {
+  std::string name = "default";
+  std::uint64_t seed = 1337;  // model init seed; the batch-order seed is derived from it
+  DataConfig data;
+  ModelConfig model;
+  AttentionConfig attention;
+  TrainConfig train;
+  EvalConfig eval;
+  MetricsConfig metrics;
+  SampleConfig sample;
+  RuntimeConfig runtime;
+  std::string source;  // file the config came from (for messages); not a key
+};
+
+// Parses and validates. `overrides` are "dotted.key=value" strings (value parsed as YAML, e.g.
+// "attention.variants=[0,0.5,1]"); they are applied before validation. A sweep-only key
+// "attention.lambda: L" is accepted as shorthand for variants [sa, L].
+Config load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+Config parse_config(const std::string& yaml_text, const std::string& source,
+                    const std::vector<std::string>& overrides = {});
+
+// The resolved config as JSON (stored in results.json) and as YAML (written to runs/<name>/config.yaml).
+nlohmann::json config_to_json(const Config& c);
+std::string config_to_yaml(const Config& c);
+
+// True if `dotted` names a config key (used by xsa-sweep to validate grid keys). Includes the
+// sweep shorthand "attention.lambda".
+bool is_config_key(const std::string& dotted);
+// All dotted keys in file order (with "attention.lambda").
+std::vector<std::string> config_keys();
+
+// Equality of every key (ignores `source`): parse_config(config_to_yaml(c)) == c.
+bool operator==(const Config& a, const Config& b);
+inline bool operator!=(const Config& a, const Config& b) {
+  return !(a == b);
+}
+
+// Shortest decimal text that parses back to exactly `v`: 0.5 -> "0.5", 1.0 -> "1", 3e-4 -> "0.0003".
+std::string shortest_number(double v);
+
+}  // namespace xsa

@@ -1,0 +1,311 @@
+#include "xsa/model/gpt.h"
+
+#include <ATen/ATen.h>
+#include <torch/nn/functional/activation.h>
+#include <torch/nn/functional/linear.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/utils.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+namespace xsa {
+
+namespace F = torch::nn::functional;
+
+// ---------------------------------------------------------------------------------------------
+// The XSA step: remove from y the component along the token's own value direction.
+torch::Tensor exclusive_projection(const torch::Tensor& y, const torch::Tensor& v, const torch::Tensor& lambda) {
+  auto v_hat = v / v.norm(2, {-1}, /*keepdim=*/true).clamp_min(kXsaEps);  // (B, H, T, D)
+  auto along = (y * v_hat).sum(-1, /*keepdim=*/true);                     // (B, H, T, 1)  y·v̂
+  return y - (lambda * along) * v_hat;                                      // (B, H, T, D)
+}
+
+torch::Tensor exclusive_projection(const torch::Tensor& y, const torch::Tensor& v, double lambda) {
+  auto v_hat = v / v.norm(2, {-1}, /*keepdim=*/true).clamp_min(kXsaEps);  // (B, H, T, D)
+  auto along = (y * v_hat).sum(-1, /*keepdim=*/true);                     // (B, H, T, 1)
+  if (lambda == 1.0) return y - along * v_hat;                             // XSA: skip the ×1
+  return y - (along * lambda) * v_hat;
+}
+
+// ---------------------------------------------------------------------------------------------
+RopeTables make_rope_tables(int max_len, int d_head, double base) {
+  // Built in float64 and rounded once, so the tables do not depend on float32 pow/cos accumulation.
+  auto opts = torch::TensorOptions().dtype(torch::kFloat64);
+  auto half = d_head / 2;
+  auto inv_freq = torch::pow(base, -torch::arange(0, half, opts) * 2.0 / d_head);  // (D/2)
+  auto pos = torch::arange(0, max_len, opts);                                      // (T)
+  auto angles = torch::outer(pos, inv_freq);                                       // (T, D/2)
+  return {angles.cos().to(torch::kFloat32), angles.sin().to(torch::kFloat32)};
+}
+
+torch::Tensor apply_rope(const torch::Tensor& x, const RopeTables& rope) {
+  auto T = x.size(2);
+  auto half = x.size(3) / 2;
+  auto cos = rope.cos.narrow(0, 0, T);  // (T, D/2), broadcasts over (B, H)
+  auto sin = rope.sin.narrow(0, 0, T);
+  auto x1 = x.narrow(-1, 0, half);  // (B, H, T, D/2)
+  auto x2 = x.narrow(-1, half, half);
+  return torch::cat({x1 * cos - x2 * sin, x1 * sin + x2 * cos}, -1);  // (B, H, T, D)
+}
+
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+torch::nn::Linear make_linear(int64_t in, int64_t out) {
+  return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false));
+}
+
+// cos(a, b) along the last dim, with the same ‖·‖ guard as v̂.
+torch::Tensor cosine_last_dim(const torch::Tensor& a, const torch::Tensor& b) {
+  auto na = a.norm(2, {-1}).clamp_min(kXsaEps);
+  auto nb = b.norm(2, {-1}).clamp_min(kXsaEps);
+  return (a * b).sum(-1) / (na * nb);
+}
+
+void measure_bias(const torch::Tensor& att, const torch::Tensor& y, const torch::Tensor& z, const torch::Tensor& v,
+                  LayerBias* probe) {
+  torch::NoGradGuard no_grad;
+  auto T = att.size(-1);
+  probe->cos_y_v = cosine_last_dim(y, v).mean().item<double>();
+  probe->cos_z_v = cosine_last_dim(z, v).mean().item<double>();
+  auto diag = att.diagonal(0, -2, -1);  // (B, H, T)
+  probe->attn_diag = T > 1 ? diag.narrow(-1, 1, T - 1).mean().item<double>() : 1.0;
+  if (T > 1) {
+    auto v_hat = v / v.norm(2, {-1}, true).clamp_min(kXsaEps);                   // (B, H, T, D)
+    auto gram = torch::matmul(v_hat, v_hat.transpose(-2, -1));                   // (B, H, T, T)
+    auto off_diag = gram.sum({-2, -1}) - gram.diagonal(0, -2, -1).sum(-1);      // (B, H)
+    probe->value_cos = (off_diag / static_cast<double>(T * (T - 1))).mean().item<double>();
+  } else {
+    probe->value_cos = 0.0;
+  }
+}
+
+}  // namespace
+
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& cfg, const LayerAttention& variant)
+    : n_head_(cfg.n_head), d_head_(cfg.d_head), variant_(variant) {
+  qkv = register_module("qkv", make_linear(cfg.d_model, 3 * cfg.n_head * cfg.d_head));
+  proj = register_module("proj", make_linear(cfg.n_head * cfg.d_head, cfg.d_model));
+  if (variant_.kind == VariantSpec::Kind::kLearned) {
+    xsa_theta_ = register_parameter("xsa_theta", torch::empty({n_head_}));
+  } else if (variant_.kind == VariantSpec::Kind::kGate) {
+    xsa_gate_ = register_parameter("xsa_gate", torch::empty({n_head_}));
+  }
+  reset_variant_parameters();
+}
+
+void CausalSelfAttentionImpl::reset_variant_parameters() {
+  torch::NoGradGuard no_grad;
+  if (xsa_theta_.defined()) {
+    double p = variant_.lambda;
+    xsa_theta_.fill_(std::log(p / (1.0 - p)));  // sigmoid(θ) = initial λ
+  }
+  if (xsa_gate_.defined()) xsa_gate_.zero_();  // starts as SA
+}
+
+torch::Tensor CausalSelfAttentionImpl::effective_lambda() const {
+  torch::NoGradGuard no_grad;
+  switch (variant_.kind) {
+    case VariantSpec::Kind::kLearned:
+      return torch::sigmoid(xsa_theta_).clone();
+    case VariantSpec::Kind::kGate:
+      return xsa_gate_.clone();
+    case VariantSpec::Kind::kFixed:
+    default:
+      return torch::full({n_head_}, variant_.lambda);
+  }
+}
+
+torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& mask,
+                                               const RopeTables* rope, LayerBias* probe) {
+  const auto B = x.size(0), T = x.size(1);
+  auto qkv_heads = qkv->forward(x)
+                       .view({B, T, 3, n_head_, d_head_})  // (B, T, 3, H, D)
+                       .permute({2, 0, 3, 1, 4});          // (3, B, H, T, D)
+  auto q = qkv_heads[0], k = qkv_heads[1], v = qkv_heads[2];  // (B, H, T, D) each
+  if (rope != nullptr) {
+    q = apply_rope(q, *rope);
+    k = apply_rope(k, *rope);
+  }
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d_head_));
+  auto att = torch::matmul(q, k.transpose(-2, -1)) * scale;  // (B, H, T, T)
+  att = att.masked_fill(mask, -std::numeric_limits<float>::infinity());
+  att = torch::softmax(att, -1);
+  auto y = torch::matmul(att, v);  // (B, H, T, D)
+
+  torch::Tensor z = y;  // λ = 0 takes exactly the SA path
+  switch (variant_.kind) {
+    case VariantSpec::Kind::kFixed:
+      if (variant_.lambda != 0.0) z = exclusive_projection(y, v, variant_.lambda);
+      break;
+    case VariantSpec::Kind::kLearned:
+      z = exclusive_projection(y, v, torch::sigmoid(xsa_theta_).view({1, n_head_, 1, 1}));
+      break;
+    case VariantSpec::Kind::kGate:
+      z = exclusive_projection(y, v, xsa_gate_.view({1, n_head_, 1, 1}));
+      break;
+  }
+  if (probe != nullptr) {
+    measure_bias(att, y, z, v, probe);
+    auto lam = effective_lambda();
+    probe->lambda_per_head.assign(lam.data_ptr<float>(), lam.data_ptr<float>() + lam.numel());
+  }
+  auto merged = z.transpose(1, 2).reshape({B, T, n_head_ * d_head_});  // (B, T, H·D)
+  return proj->forward(merged);                                         // (B, T, C)
+}
+
+// ---------------------------------------------------------------------------------------------
+MlpImpl::MlpImpl(const ModelConfig& cfg) {
+  fc = register_module("fc", make_linear(cfg.d_model, cfg.mlp_ratio * cfg.d_model));
+  proj = register_module("proj", make_linear(cfg.mlp_ratio * cfg.d_model, cfg.d_model));
+}
+
+torch::Tensor MlpImpl::forward(const torch::Tensor& x) { return proj->forward(torch::gelu(fc->forward(x))); }
+
+BlockImpl::BlockImpl(const ModelConfig& cfg, const LayerAttention& variant) {
+  ln_1 = register_module("ln_1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.d_model})));
+  attn = register_module("attn", CausalSelfAttention(cfg, variant));
+  ln_2 = register_module("ln_2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.d_model})));
+  mlp = register_module("mlp", Mlp(cfg));
+}
+
+torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& mask, const RopeTables* rope,
+                                 LayerBias* probe) {
+  auto h = x + attn->forward(ln_1->forward(x), mask, rope, probe);  // pre-LN residual blocks
+  return h + mlp->forward(ln_2->forward(h));
+}
+
+// ---------------------------------------------------------------------------------------------
+std::vector<LayerAttention> layer_attention_plan(const ModelConfig& cfg, const AttentionConfig& attention,
+                                                 const VariantSpec& variant) {
+  LayerAttention modified;
+  modified.kind = variant.kind;
+  modified.lambda = variant.kind == VariantSpec::Kind::kLearned ? attention.learned_init : variant.lambda;
+  std::vector<LayerAttention> plan(cfg.n_layer);  // default: SA (fixed λ = 0)
+  for (int l = 0; l < cfg.n_layer; ++l) {
+    bool selected = attention.layers.empty();
+    for (int chosen : attention.layers) selected = selected || chosen == l;
+    if (selected) plan[l] = modified;
+  }
+  return plan;
+}
+
+bool is_variant_parameter(const std::string& name) {
+  auto ends_with = [&](const char* suffix) {
+    size_t n = std::strlen(suffix);
+    return name.size() >= n && name.compare(name.size() - n, n, suffix) == 0;
+  };
+  return ends_with("xsa_theta") || ends_with("xsa_gate");
+}
+
+GptImpl::GptImpl(const ModelConfig& cfg, const AttentionConfig& attention, const VariantSpec& variant,
+                 int vocab_size, int max_len)
+    : cfg_(cfg), vocab_size_(vocab_size), max_len_(max_len) {
+  wte = register_module("wte", torch::nn::Embedding(vocab_size, cfg.d_model));
+  if (cfg.pos == "learned") wpe = register_module("wpe", torch::nn::Embedding(max_len, cfg.d_model));
+  if (cfg.embed_norm) ln_emb = register_module("ln_emb", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.d_model})));
+  blocks = register_module("blocks", torch::nn::ModuleList());
+  auto plan = layer_attention_plan(cfg, attention, variant);
+  for (int l = 0; l < cfg.n_layer; ++l) {
+    block_refs_.push_back(Block(cfg, plan[l]));
+    blocks->push_back(block_refs_.back());
+  }
+  ln_f = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.d_model})));
+  if (!cfg.tie_embeddings) lm_head = register_module("lm_head", make_linear(cfg.d_model, vocab_size));
+  if (cfg.pos == "rope") rope_ = make_rope_tables(max_len, cfg.d_head);
+  mask_ = torch::ones({max_len, max_len}, torch::kBool).triu(1);  // true where j > i (the future)
+}
+
+const torch::Tensor& GptImpl::causal_mask(int64_t t) {
+  if (t > mask_.size(0)) mask_ = torch::ones({t, t}, torch::kBool).triu(1);
+  return mask_;
+}
+
+torch::Tensor GptImpl::forward(const torch::Tensor& idx, BiasProbe* probe) {
+  const auto T = idx.size(1);
+  TORCH_CHECK(T <= max_len_, "sequence of ", T, " tokens is longer than the model's ", max_len_);
+  auto mask = causal_mask(T).narrow(0, 0, T).narrow(1, 0, T);  // (T, T)
+  auto x = wte->forward(idx);                                 // (B, T, C)
+  if (!wpe.is_empty()) x = x + wpe->weight.narrow(0, 0, T);
+  if (!ln_emb.is_empty()) x = ln_emb->forward(x);
+  if (probe != nullptr) probe->layers.assign(block_refs_.size(), LayerBias{});
+  const RopeTables* rope = rope_.cos.defined() ? &rope_ : nullptr;
+  for (size_t l = 0; l < block_refs_.size(); ++l) {
+    x = block_refs_[l]->forward(x, mask, rope, probe != nullptr ? &probe->layers[l] : nullptr);
+  }
+  x = ln_f->forward(x);
+  if (!lm_head.is_empty()) return lm_head->forward(x);
+  return F::linear(x, wte->weight);  // (B, T, V), tied output embedding
+}
+
+torch::Tensor GptImpl::loss(const torch::Tensor& logits, const torch::Tensor& targets) const {
+  return F::cross_entropy(logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}));
+}
+
+void GptImpl::init_weights(at::Generator gen) {
+  torch::NoGradGuard no_grad;
+  const double residual_std = 0.02 / std::sqrt(2.0 * cfg_.n_layer);
+  for (auto& item : named_parameters(/*recurse=*/true)) {
+    const std::string& name = item.key();
+    torch::Tensor p = item.value();
+    if (is_variant_parameter(name)) continue;
+    auto ends_with = [&](const std::string& s) {
+      return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
+    };
+    bool is_norm = name.find("ln_") != std::string::npos;
+    if (is_norm && ends_with("weight")) {
+      p.fill_(1.0);
+    } else if (is_norm && ends_with("bias")) {
+      p.zero_();
+    } else if (ends_with("attn.proj.weight") || ends_with("mlp.proj.weight")) {
+      p.normal_(0.0, residual_std, gen);
+    } else {
+      p.normal_(0.0, 0.02, gen);
+    }
+  }
+  for (auto& block : block_refs_) block->attn->reset_variant_parameters();
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> GptImpl::shared_parameters() const {
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (const auto& item : named_parameters(true)) {
+    if (!is_variant_parameter(item.key())) out.emplace_back(item.key(), item.value());
+  }
+  return out;
+}
+
+std::string GptImpl::weights_checksum() const {
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a 64
+  for (const auto& [name, p] : shared_parameters()) {
+    auto c = p.detach().contiguous();
+    const auto* bytes = static_cast<const unsigned char*>(c.data_ptr());
+    size_t n = static_cast<size_t>(c.numel()) * c.element_size();
+    for (size_t i = 0; i < n; ++i) {
+      h ^= bytes[i];
+      h *= 1099511628211ULL;
+    }
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+torch::Tensor GptImpl::effective_lambdas() const {
+  std::vector<torch::Tensor> rows;
+  for (const auto& block : block_refs_) rows.push_back(block->attn->effective_lambda());
+  return torch::stack(rows);  // (L, H)
+}
+
+int64_t GptImpl::num_parameters(bool exclude_embeddings) const {
+  int64_t n = 0;
+  for (const auto& item : named_parameters(true)) {
+    if (exclude_embeddings && item.key().rfind("wpe", 0) == 0) continue;  // nanoGPT excludes positions
+    n += item.value().numel();
+  }
+  return n;
+}
+
+}  // namespace xsa

@@ -1,0 +1,158 @@
+#pragma once
+// A small GPT (nanoGPT + RoPE + LayerNorm after the embedding) whose attention is SA, XSA or λ-XSA.
+//
+// Exclusive Self Attention (Zhai 2026): per head, standard attention y_i = Σ_j a_ij v_j keeps a large
+// component along the token's own value v_i, which the residual stream already carries. XSA removes
+// it before W_o:  z_i = y_i − λ (y_i·v̂_i) v̂_i,  v̂_i = v_i/‖v_i‖.  λ=0 is SA, λ=1 is XSA.
+//
+// Init rules (nanoGPT): every Linear/Embedding weight ~ N(0, 0.02); the residual projections
+// (attn.proj, mlp.proj) ~ N(0, 0.02/√(2·n_layer)); LayerNorm weight 1, bias 0; no Linear biases.
+// All draws come from a generator owned by the caller, in parameter registration order, so two
+// models built from the same seed are identical whatever their attention variant and whatever other
+// threads do with LibTorch's global generator.
+#include <ATen/core/Generator.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+#include <torch/nn/pimpl.h>
+
+#include <string>
+#include <vector>
+
+#include "xsa/config/config.h"
+
+namespace xsa {
+
+constexpr double kXsaEps = 1e-6;  // guards ‖v‖ = 0 in v̂ = v / max(‖v‖, eps)
+
+// The XSA step. y, v: (B, H, T, D); lambda broadcasts against (B, H, T, 1), i.e. a scalar tensor or
+// (1, H, 1, 1) for per-head λ. Returns z = y − λ (y·v̂) v̂. Gradients flow through y, v and λ.
+torch::Tensor exclusive_projection(const torch::Tensor& y, const torch::Tensor& v, const torch::Tensor& lambda);
+torch::Tensor exclusive_projection(const torch::Tensor& y, const torch::Tensor& v, double lambda);
+
+// Per-layer bias metrics of one forward pass (DESIGN.md "Bias metrics"), each averaged over batch,
+// heads and positions. Filled only when a probe is passed to forward().
+struct LayerBias {
+  double cos_y_v = 0;    // cos(y_i, v_i), before the XSA projection
+  double cos_z_v = 0;    // cos(z_i, v_i), after it (= cos_y_v for SA)
+  double attn_diag = 0;  // mean a_ii, position 0 excluded (a_00 = 1 always)
+  double value_cos = 0;  // mean cos(v_i, v_j), i ≠ j, within a head
+  std::vector<double> lambda_per_head;  // effective λ per head (learned / gate variants)
+};
+struct BiasProbe {
+  std::vector<LayerBias> layers;
+};
+
+// How attention is modified in one layer.
+struct LayerAttention {
+  VariantSpec::Kind kind = VariantSpec::Kind::kFixed;
+  double lambda = 0.0;        // kFixed: λ; kLearned: initial λ; kGate: unused (gate starts at 0)
+};
+
+// Rotary position embedding tables, precomputed once for the longest sequence (GPT-NeoX half-split
+// convention: the first D/2 channels pair with the last D/2).
+struct RopeTables {
+  torch::Tensor cos;  // (T_max, D/2)
+  torch::Tensor sin;  // (T_max, D/2)
+};
+RopeTables make_rope_tables(int max_len, int d_head, double base = 10000.0);
+// x: (B, H, T, D) -> rotated copy.
+torch::Tensor apply_rope(const torch::Tensor& x, const RopeTables& rope);
+
+class CausalSelfAttentionImpl : public torch::nn::Module {
+ public:
+  CausalSelfAttentionImpl(const ModelConfig& cfg, const LayerAttention& variant);
+  // x: (B, T, C). mask: (T, T) bool, true above the diagonal. rope may be null (learned positions).
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask, const RopeTables* rope,
+                        LayerBias* probe);
+  // The λ each head uses now: (H) tensor (a copy, no grad).
+  torch::Tensor effective_lambda() const;
+  // Parameters that only this variant has (θ of the learned λ, the gates); empty for fixed λ.
+  bool has_variant_parameters() const { return variant_.kind != VariantSpec::Kind::kFixed; }
+  // Sets the variant parameters to their documented initial values (no RNG involved).
+  void reset_variant_parameters();
+
+  torch::nn::Linear qkv{nullptr};   // C -> 3·H·D (fused q, k, v)
+  torch::nn::Linear proj{nullptr};  // H·D -> C   (W_o)
+
+ private:
+  int n_head_, d_head_;
+  LayerAttention variant_;
+  torch::Tensor xsa_theta_;  // kLearned: (H), λ = sigmoid(θ)
+  torch::Tensor xsa_gate_;   // kGate: (H), λ = g, zero-initialised
+};
+TORCH_MODULE(CausalSelfAttention);
+
+class MlpImpl : public torch::nn::Module {
+ public:
+  explicit MlpImpl(const ModelConfig& cfg);
+  torch::Tensor forward(const torch::Tensor& x);
+  torch::nn::Linear fc{nullptr};
+  torch::nn::Linear proj{nullptr};
+};
+TORCH_MODULE(Mlp);
+
+class BlockImpl : public torch::nn::Module {
+ public:
+  BlockImpl(const ModelConfig& cfg, const LayerAttention& variant);
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask, const RopeTables* rope,
+                        LayerBias* probe);
+  torch::nn::LayerNorm ln_1{nullptr};
+  CausalSelfAttention attn{nullptr};
+  torch::nn::LayerNorm ln_2{nullptr};
+  Mlp mlp{nullptr};
+};
+TORCH_MODULE(Block);
+
+class GptImpl : public torch::nn::Module {
+ public:
+  // vocab_size comes from the data; max_len is the training sequence length.
+  GptImpl(const ModelConfig& cfg, const AttentionConfig& attention, const VariantSpec& variant, int vocab_size,
+          int max_len);
+  // idx: (B, T) int64 token ids -> logits (B, T, V).
+  torch::Tensor forward(const torch::Tensor& idx, BiasProbe* probe = nullptr);
+  // Mean cross-entropy of next-token prediction; targets: (B, T).
+  torch::Tensor loss(const torch::Tensor& logits, const torch::Tensor& targets) const;
+
+  // Draws every shared weight from `gen` (init rules above) and sets variant parameters to their
+  // initial values. Same generator state -> same shared weights for every variant.
+  void init_weights(at::Generator gen);
+  // Parameters shared by every variant (everything but the XSA λ/gate parameters), in order.
+  std::vector<std::pair<std::string, torch::Tensor>> shared_parameters() const;
+  // Hex FNV-1a 64 checksum of the shared parameters' bytes: equal across a paired experiment.
+  std::string weights_checksum() const;
+  // Effective λ per layer and head: (n_layer, H).
+  torch::Tensor effective_lambdas() const;
+  int64_t num_parameters(bool exclude_embeddings) const;
+
+  int vocab_size() const { return vocab_size_; }
+  int max_len() const { return max_len_; }
+  const ModelConfig& config() const { return cfg_; }
+
+  torch::nn::Embedding wte{nullptr};
+  torch::nn::Embedding wpe{nullptr};     // only for pos = learned
+  torch::nn::LayerNorm ln_emb{nullptr};  // only for embed_norm
+  torch::nn::ModuleList blocks{nullptr};
+  torch::nn::LayerNorm ln_f{nullptr};
+  torch::nn::Linear lm_head{nullptr};  // only without tied embeddings
+
+ private:
+  const torch::Tensor& causal_mask(int64_t t);
+  ModelConfig cfg_;
+  int vocab_size_, max_len_;
+  RopeTables rope_;
+  torch::Tensor mask_;  // (max_len, max_len) bool, true where j > i; built once
+  std::vector<Block> block_refs_;
+};
+TORCH_MODULE(Gpt);
+
+// True for names of per-variant XSA parameters ("...xsa_theta", "...xsa_gate").
+bool is_variant_parameter(const std::string& name);
+
+// The attention modification each layer gets for `variant` under `attention.layers`.
+std::vector<LayerAttention> layer_attention_plan(const ModelConfig& cfg, const AttentionConfig& attention,
+                                                 const VariantSpec& variant);
+
+}  // namespace xsa

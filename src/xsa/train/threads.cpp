@@ -1,0 +1,34 @@
+#include "xsa/train/threads.h"
+
+#include <ATen/Parallel.h>
+#include <dlfcn.h>
+
+namespace xsa {
+
+namespace {
+using SetThreadsFn = void (*)(int);
+using GetThreadsFn = int (*)();
+using GetConfigFn = char* (*)();
+
+template <typename Fn>
+Fn find_symbol(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, name));
+}
+}  // namespace
+
+void apply_thread_policy(int threads) {
+  at::set_num_threads(threads);
+  if (auto set_blas = find_symbol<SetThreadsFn>("openblas_set_num_threads")) set_blas(threads);
+}
+
+ThreadInfo current_thread_info() {
+  ThreadInfo info;
+  info.torch_threads = at::get_num_threads();
+  auto get_blas = find_symbol<GetThreadsFn>("openblas_get_num_threads");
+  info.blas_threads = get_blas ? get_blas() : -1;
+  auto get_config = find_symbol<GetConfigFn>("openblas_get_config");
+  info.blas = get_config ? std::string(get_config()) : std::string("not OpenBLAS (reference or unknown BLAS)");
+  return info;
+}
+
+}  // namespace xsa
