@@ -1,0 +1,397 @@
+#include "xsa/tokenizer/prepare.h"
+
+#include <fcntl.h>   // AT_FDCWD
+#include <stdio.h>   // renameat2
+#include <stdlib.h>  // mkdtemp
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "xsa/data/pieces.h"
+#include "xsa/data/token_data.h"
+#include "xsa/tokenizer/stories.h"
+#include "xsa/tokenizer/tokenizer.h"
+#include "xsa/util/error.h"
+#include "xsa/util/fs.h"
+#include "xsa/util/sha256.h"
+
+namespace fs = std::filesystem;
+
+namespace xsa {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string format_seconds(double seconds) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(1) << seconds << " s";
+  return s.str();
+}
+
+std::string format_megabytes(std::uint64_t bytes) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(2) << static_cast<double>(bytes) / 1e6 << " MB";
+  return s.str();
+}
+
+// The output is built in a hidden sibling folder and renamed into place by commit(). If commit() is never
+// reached (an error), the destructor removes the temporary folder and any parent folders it created.
+class StagingFolder {
+ public:
+  StagingFolder(const std::string& out_dir, bool force) : out_(out_dir), force_(force) {
+    while (out_.size() > 1 && out_.back() == '/') out_.pop_back();
+    if (out_.empty()) throw InputError("--out: expected a folder path");
+    std::error_code ec;
+    const auto status = fs::symlink_status(out_, ec);
+    if (fs::exists(status)) {
+      if (!force_) throw InputError(out_ + ": output folder already exists (use --force to replace it)");
+      if (!fs::is_directory(status))
+        throw InputError(out_ + ": exists and is not a folder; not replacing it");
+    }
+    fs::path out_path(out_);
+    const fs::path parent = out_path.has_parent_path() ? out_path.parent_path() : fs::path(".");
+    // Remember the top-most parent we create, to remove it again on failure.
+    for (fs::path p = parent; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+      created_parent_ = p;
+      if (!p.has_parent_path() || p.parent_path() == p) break;
+    }
+    if (!created_parent_.empty()) {
+      fs::create_directories(parent, ec);
+      if (ec || !fs::is_directory(parent)) {
+        remove_created_parents();
+        throw InputError(out_ + ": cannot create output folder (" +
+                         (ec ? ec.message() : std::string("parent is not a folder")) + ")");
+      }
+    } else if (!fs::is_directory(parent, ec)) {
+      throw InputError(out_ + ": cannot create output folder (" + parent.string() + " is not a folder)");
+    }
+    std::string pattern = (parent / ("." + out_path.filename().string() + ".tmp-XXXXXX")).string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      const int err = errno;
+      remove_created_parents();
+      throw InputError(out_ + ": cannot create output folder (" + std::strerror(err) + ")");
+    }
+    temp_ = pattern;
+    ::chmod(temp_.c_str(), 0755);  // mkdtemp makes it private (0700)
+  }
+
+  ~StagingFolder() {
+    if (committed_) return;
+    std::error_code ec;
+    fs::remove_all(temp_, ec);
+    remove_created_parents();
+  }
+
+  StagingFolder(const StagingFolder&) = delete;
+  StagingFolder& operator=(const StagingFolder&) = delete;
+
+  std::string file(const std::string& name) const { return temp_ + "/" + name; }
+
+  void commit() {
+    // RENAME_NOREPLACE: a folder that appeared meanwhile is never overwritten without --force.
+    if (::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, out_.c_str(), RENAME_NOREPLACE) == 0) {
+      committed_ = true;
+      return;
+    }
+    int err = errno;
+    if (err == EEXIST && !force_) {
+      throw InputError(out_ + ": output folder already exists (use --force to replace it)");
+    }
+    if (err == EEXIST) {
+      // --force: swap the new folder with the old one in one step, then delete the old one.
+      if (::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, out_.c_str(), RENAME_EXCHANGE) == 0) {
+        committed_ = true;
+        std::error_code ec;
+        fs::remove_all(temp_, ec);  // now holds the old contents
+        return;
+      }
+      err = errno;
+      if (err == EINVAL || err == ENOSYS) {  // file system without RENAME_EXCHANGE: two renames
+        const std::string old = temp_ + ".old";
+        if (::rename(out_.c_str(), old.c_str()) == 0) {
+          if (::rename(temp_.c_str(), out_.c_str()) == 0) {
+            committed_ = true;
+            std::error_code ec;
+            fs::remove_all(old, ec);
+            return;
+          }
+          err = errno;
+          ::rename(old.c_str(), out_.c_str());  // put the old folder back
+        } else {
+          err = errno;
+        }
+      }
+    } else if (err == EINVAL || err == ENOSYS) {  // no renameat2 flags: plain rename after a check
+      if (!fs::exists(out_) && ::rename(temp_.c_str(), out_.c_str()) == 0) {
+        committed_ = true;
+        return;
+      }
+      err = errno;
+    }
+    throw RuntimeFailure(out_ + ": cannot move the prepared data into place (" + std::strerror(err) + ")");
+  }
+
+ private:
+  void remove_created_parents() {
+    if (created_parent_.empty()) return;
+    std::error_code ec;
+    fs::remove_all(created_parent_, ec);  // we created it, and it holds nothing but our own folders
+  }
+
+  std::string out_;
+  bool force_;
+  std::string temp_;
+  fs::path created_parent_;
+  bool committed_ = false;
+};
+
+void write_binary_file(const std::string& path, const void* data, std::size_t bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (out) out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
+  out.flush();
+  if (!out) throw RuntimeFailure(path + ": write failed (" + std::strerror(errno) + ")");
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  write_binary_file(path, text.data(), text.size());
+}
+
+struct SplitTokens {
+  std::vector<std::uint16_t> tokens;
+  std::uint64_t stories = 0;
+};
+
+// Encodes the stories of one split, BOS before each, in story order; threads work on contiguous ranges so
+// the result does not depend on the thread count.
+SplitTokens encode_split(const Tokenizer& tokenizer, const std::vector<StoryFile>& files, int threads) {
+  std::vector<std::string_view> stories;
+  for (const auto& file : files) stories.insert(stories.end(), file.stories.begin(), file.stories.end());
+  const std::size_t n = stories.size();
+  const std::size_t workers = std::max<std::size_t>(1, std::min<std::size_t>(threads, n));
+  std::vector<std::vector<std::uint16_t>> parts(workers);
+  std::vector<std::exception_ptr> errors(workers);
+  const auto bos = static_cast<std::uint16_t>(tokenizer.bos_id());
+  auto encode_range = [&](std::size_t worker) {
+    try {
+      const std::size_t begin = n * worker / workers, end = n * (worker + 1) / workers;
+      for (std::size_t i = begin; i < end; ++i) {
+        parts[worker].push_back(bos);
+        for (int id : tokenizer.encode(stories[i])) parts[worker].push_back(static_cast<std::uint16_t>(id));
+      }
+    } catch (...) {
+      errors[worker] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(encode_range, w);
+  encode_range(0);
+  for (auto& t : pool) t.join();
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  SplitTokens result;
+  result.stories = n;
+  std::size_t total = 0;
+  for (const auto& part : parts) total += part.size();
+  result.tokens.reserve(total);
+  for (const auto& part : parts) result.tokens.insert(result.tokens.end(), part.begin(), part.end());
+  return result;
+}
+
+std::uint64_t count_stories(const std::vector<StoryFile>& files) {
+  std::uint64_t n = 0;
+  for (const auto& f : files) n += f.stories.size();
+  return n;
+}
+
+std::uint64_t count_bytes(const std::vector<StoryFile>& files) {
+  std::uint64_t n = 0;
+  for (const auto& f : files) n += f.bytes;
+  return n;
+}
+
+nlohmann::ordered_json file_record(const std::string& bytes_sha256, std::uint64_t bytes) {
+  return {{"bytes", bytes}, {"sha256", bytes_sha256}};
+}
+
+}  // namespace
+
+void run_prepare(const PrepareOptions& options, std::ostream& progress) {
+  // ---- validate everything cheap before touching the disk ----
+  if (options.train_files.empty()) throw InputError("--train: at least one train file is required");
+  if (options.val_files.empty()) throw InputError("--val: at least one val file is required");
+  if (options.vocab_size < kMinVocabSize || options.vocab_size > kMaxVocabSize) {
+    throw InputError("--vocab-size " + std::to_string(options.vocab_size) + ": expected " +
+                     std::to_string(kMinVocabSize) + ".." + std::to_string(kMaxVocabSize) +
+                     " (259 ids are reserved for <unk>, <s>, </s> and byte fallback; ids must fit uint16)");
+  }
+  if (options.tokenizer_threads < 1) throw InputError("--tokenizer-threads: expected >= 1");
+  if (options.max_sentences < 1) throw InputError("--max-sentences: expected >= 1");
+  for (const auto* list : {&options.train_files, &options.val_files}) {
+    for (const auto& path : *list) {
+      if (!path_exists(path)) throw InputError(path + ": input file not found");
+    }
+  }
+  const int encode_threads =
+      options.encode_threads > 0 ? options.encode_threads : std::max(1u, std::thread::hardware_concurrency());
+
+  const auto start = Clock::now();
+  StagingFolder staging(options.out_dir, options.force);
+
+  // ---- 1. read ----
+  auto stage_start = Clock::now();
+  progress << "[1/4] reading " << options.train_files.size() << " train + " << options.val_files.size()
+           << " val files" << std::endl;
+  std::vector<StoryFile> train_files, val_files;
+  for (const auto& path : options.train_files) train_files.push_back(read_story_file(path, "train"));
+  for (const auto& path : options.val_files) val_files.push_back(read_story_file(path, "val"));
+  progress << "      train: " << count_stories(train_files) << " stories, "
+           << format_megabytes(count_bytes(train_files)) << "; val: " << count_stories(val_files)
+           << " stories, " << format_megabytes(count_bytes(val_files)) << " ("
+           << format_seconds(seconds_since(stage_start)) << ")" << std::endl;
+
+  // ---- 2. train the tokenizer on the train split only ----
+  stage_start = Clock::now();
+  BpeTrainingOptions bpe;
+  bpe.vocab_size = options.vocab_size;
+  bpe.num_threads = options.tokenizer_threads;
+  bpe.max_sentences = options.max_sentences;
+  bpe.verbose = options.verbose;
+  std::vector<std::string_view> train_stories;
+  for (const auto& file : train_files)
+    train_stories.insert(train_stories.end(), file.stories.begin(), file.stories.end());
+  const auto sentences = training_sentences(train_stories, bpe.max_sentences);
+  progress << "[2/4] training a BPE tokenizer, vocab " << bpe.vocab_size << ", on " << sentences.size()
+           << " lines" << std::endl;
+  const std::string model = train_bpe_tokenizer(sentences, bpe);
+  const Tokenizer tokenizer(model);
+  if (tokenizer.vocab_size() != options.vocab_size) {
+    throw InputError("--vocab-size " + std::to_string(options.vocab_size) +
+                     " cannot be reached on the train files (" + std::to_string(tokenizer.vocab_size()) +
+                     " pieces)");
+  }
+  write_text_file(staging.file("tokenizer.model"), model);
+  progress << "      done (" << format_seconds(seconds_since(stage_start)) << ")" << std::endl;
+
+  // ---- 3. encode both splits, BOS before each story ----
+  stage_start = Clock::now();
+  progress << "[3/4] encoding with " << encode_threads << " threads" << std::endl;
+  const SplitTokens train = encode_split(tokenizer, train_files, encode_threads);
+  const SplitTokens val = encode_split(tokenizer, val_files, encode_threads);
+  const double encode_seconds = seconds_since(stage_start);
+  progress << "      train: " << train.tokens.size() << " tokens (" << std::fixed << std::setprecision(1)
+           << static_cast<double>(train.tokens.size()) / static_cast<double>(train.stories)
+           << " per story); val: " << val.tokens.size() << " tokens (" << format_seconds(encode_seconds)
+           << ", " << std::setprecision(0)
+           << static_cast<double>(count_bytes(train_files) + count_bytes(val_files)) / 1e6 /
+                  std::max(encode_seconds, 1e-9)
+           << " MB/s)" << std::endl;
+
+  // ---- 4. write ----
+  stage_start = Clock::now();
+  progress << "[4/4] writing " << options.out_dir << std::endl;
+  write_binary_file(staging.file("train.bin"), train.tokens.data(), train.tokens.size() * 2);
+  write_binary_file(staging.file("val.bin"), val.tokens.data(), val.tokens.size() * 2);
+  const std::string pieces = tokenizer.pieces_json().dump(1) + "\n";
+  write_text_file(staging.file("pieces.json"), pieces);
+
+  nlohmann::ordered_json meta;
+  meta["format"] = "xsa.tokens/1";
+  meta["token_dtype"] = "uint16le";
+  meta["vocab_size"] = tokenizer.vocab_size();
+  meta["bos_id"] = tokenizer.bos_id();
+  meta["eos_id"] = tokenizer.eos_id();
+  meta["unk_id"] = tokenizer.unk_id();
+  meta["train_tokens"] = train.tokens.size();
+  meta["val_tokens"] = val.tokens.size();
+  meta["train_stories"] = train.stories;
+  meta["val_stories"] = val.stories;
+  meta["stories"] = {{"train", train.stories}, {"val", val.stories}};
+  meta["tokenizer_sha256"] = sha256_hex(model);
+  meta["tokenizer_bytes"] = model.size();
+  meta["tokenizer"] = bpe_settings_json(bpe);
+  meta["tokenizer"]["training_lines"] = sentences.size();
+  nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
+  for (const auto* files : {&train_files, &val_files}) {
+    for (const auto& file : *files) {
+      inputs.push_back({{"path", file.path},
+                        {"split", file.split},
+                        {"bytes", file.bytes},
+                        {"sha256", file.sha256},
+                        {"stories", file.stories.size()}});
+    }
+  }
+  meta["inputs"] = std::move(inputs);
+  auto token_bytes = [](const SplitTokens& split) {
+    return std::string(reinterpret_cast<const char*>(split.tokens.data()), split.tokens.size() * 2);
+  };
+  meta["outputs"] = {{"train.bin", file_record(sha256_hex(token_bytes(train)), train.tokens.size() * 2)},
+                     {"val.bin", file_record(sha256_hex(token_bytes(val)), val.tokens.size() * 2)},
+                     {"pieces.json", file_record(sha256_hex(pieces), pieces.size())},
+                     {"tokenizer.model", file_record(sha256_hex(model), model.size())}};
+  meta["xsa_version"] = XSA_VERSION;
+  write_text_file(staging.file("meta.json"), meta.dump(2) + "\n");
+
+  staging.commit();
+  progress << "prepared " << options.out_dir << ": vocab " << tokenizer.vocab_size() << ", train "
+           << train.tokens.size() << " tokens / " << train.stories << " stories, val " << val.tokens.size()
+           << " tokens / " << val.stories << " stories (" << format_seconds(seconds_since(start)) << " total)"
+           << std::endl;
+}
+
+void run_decode(const DecodeOptions& options, std::istream& in, std::ostream& out) {
+  const PiecesDecoder decoder = PiecesDecoder::load(options.dir);
+  const std::string separator_line = "\n" + std::string(kStorySeparator) + "\n";
+  if (!options.split.empty()) {
+    if (options.split != "train" && options.split != "val") {
+      throw InputError("--split " + options.split + ": expected train or val");
+    }
+    if (!options.ids.empty()) throw InputError("give either token ids or --split, not both");
+    const DatasetMeta meta = read_meta(options.dir);
+    const bool is_train = options.split == "train";
+    const TokenFile file(options.dir + "/" + options.split + ".bin",
+                         is_train ? meta.train_tokens : meta.val_tokens, meta.vocab_size);
+    const std::vector<int> ids(file.data(), file.data() + file.size());
+    for (const auto& story : decoder.decode_stories(ids)) out << story << separator_line;
+    return;
+  }
+
+  std::vector<std::string> words = options.ids;
+  if (words.empty()) {
+    std::string word;
+    while (in >> word) words.push_back(word);
+  }
+  std::vector<int> ids;
+  for (const auto& word : words) {
+    errno = 0;
+    char* end = nullptr;
+    const long value = std::strtol(word.c_str(), &end, 10);
+    if (word.empty() || *end != '\0' || errno != 0 || value < 0 || value >= decoder.vocab_size()) {
+      throw InputError("token id \"" + word + "\": expected an integer in [0, " +
+                       std::to_string(decoder.vocab_size()) + ")");
+    }
+    ids.push_back(static_cast<int>(value));
+  }
+  const auto stories = decoder.decode_stories(ids);
+  for (std::size_t i = 0; i < stories.size(); ++i) {
+    if (i > 0) out << separator_line;
+    out << stories[i];
+  }
+  if (!stories.empty()) out << "\n";
+}
+
+}  // namespace xsa

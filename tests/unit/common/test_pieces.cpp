@@ -1,0 +1,116 @@
+// PiecesDecoder: sentencepiece-compatible decoding without sentencepiece, on a hand-made vocabulary.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "xsa/data/pieces.h"
+#include "xsa/util/error.h"
+
+namespace xsa {
+namespace {
+
+// ids: 0 <unk>, 1 <s>, 2 </s>, 3..258 <0x00>..<0xFF>, then normal pieces.
+std::vector<std::string> small_vocabulary() {
+  std::vector<std::string> pieces = {"<unk>", "<s>", "</s>"};
+  const char* hex = "0123456789ABCDEF";
+  for (int b = 0; b < 256; ++b) pieces.push_back(std::string("<0x") + hex[b >> 4] + hex[b & 15] + ">");
+  for (const char* p : {"\xE2\x96\x81Once", "\xE2\x96\x81upon", "\xE2\x96\x81", "a", ".",
+                        "\xE2\x96\x81\xE2\x96\x81", "caf", "\xE2\x96\x81time"}) {
+    pieces.push_back(p);
+  }
+  return pieces;
+}
+constexpr int kOnce = 259, kUpon = 260, kSpace = 261, kA = 262, kDot = 263, kTwoSpaces = 264, kCaf = 265,
+              kTime = 266;
+constexpr int byte_id(int b) {
+  return 3 + b;
+}
+
+const PiecesDecoder& decoder() {
+  static const PiecesDecoder d(small_vocabulary(), 1, 2);
+  return d;
+}
+
+TEST(PiecesDecoder, SpaceSymbolBecomesSpaceAndTheDummyPrefixIsDropped) {
+  EXPECT_EQ(decoder().decode({kOnce, kUpon, kSpace, kA, kTime, kDot}), "Once upon a time.");
+  EXPECT_EQ(decoder().decode({kTwoSpaces, kOnce}), "  Once");  // only one leading space is the dummy prefix
+  EXPECT_EQ(decoder().decode({kA, kTwoSpaces, kA}), "a  a");
+}
+
+TEST(PiecesDecoder, BytePiecesJoinIntoUtf8) {
+  EXPECT_EQ(decoder().decode({kCaf, byte_id(0xC3), byte_id(0xA9), kDot}), "caf\xC3\xA9.");
+  EXPECT_EQ(decoder().decode({byte_id('\n'), kOnce}), "\n Once");  // a leading byte takes the story start
+  EXPECT_EQ(decoder().decode({byte_id(0xF0), byte_id(0x9F), byte_id(0x99), byte_id(0x82)}),
+            "\xF0\x9F\x99\x82");
+}
+
+TEST(PiecesDecoder, InvalidBytesBecomeReplacementCharacters) {
+  EXPECT_EQ(decoder().decode({kA, byte_id(0xC3), kA}),
+            "a\xEF\xBF\xBD"
+            "a");
+  EXPECT_EQ(decoder().decode({byte_id(0xFF), byte_id(0x41)}),
+            "\xEF\xBF\xBD"
+            "A");
+}
+
+TEST(PiecesDecoder, BosStartsANewStory) {
+  const std::vector<int> ids = {1, kOnce, kTime, 1, kUpon, kA, 2, 1};
+  EXPECT_EQ(decoder().decode_stories(ids), (std::vector<std::string>{"Once time", "upona"}));
+  EXPECT_EQ(decoder().decode(ids), "Once timeupona");
+  EXPECT_TRUE(decoder().decode_stories({1, 1, 2}).empty());
+}
+
+TEST(PiecesDecoder, UnknownUsesSentencepiecesSurface) {
+  EXPECT_EQ(decoder().decode({kA, 0, kA}), "a \xE2\x81\x87 a");
+}
+
+TEST(PiecesDecoder, IdsOutsideTheVocabularyAreInputErrors) {
+  EXPECT_THROW(decoder().decode({kA, 267}), InputError);
+  EXPECT_THROW(decoder().decode({-1}), InputError);
+}
+
+std::string write_temp(const std::string& name, const std::string& content) {
+  const auto path = (std::filesystem::temp_directory_path() / name).string();
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
+}
+
+TEST(PiecesDecoder, LoadsPiecesJsonWithTypes) {
+  // "<0x41>" typed "normal" must stay literal text: the types from the file win over the spelling.
+  const auto path = write_temp("xsa_test_pieces.json",
+                               R"({"vocab_size": 5, "unk_id": 0, "bos_id": 1, "eos_id": 2,
+                                   "pieces": ["<unk>", "<s>", "</s>", "<0x41>", "\u2581hi"],
+                                   "types": ["unknown", "control", "control", "normal", "normal"]})");
+  const PiecesDecoder loaded = PiecesDecoder::load(path);
+  EXPECT_EQ(loaded.vocab_size(), 5);
+  EXPECT_EQ(loaded.decode({1, 4, 3}), "hi<0x41>");
+  std::filesystem::remove(path);
+}
+
+std::string load_error(const std::string& content) {
+  const auto path = write_temp("xsa_test_bad_pieces.json", content);
+  try {
+    PiecesDecoder::load(path);
+  } catch (const InputError& e) {
+    std::filesystem::remove(path);
+    return e.what();
+  }
+  std::filesystem::remove(path);
+  return "(no error)";
+}
+
+TEST(PiecesDecoder, BadPiecesJsonNamesTheFile) {
+  EXPECT_NE(load_error("not json").find("xsa_test_bad_pieces.json: not valid JSON"), std::string::npos);
+  EXPECT_NE(load_error(R"({"bos_id": 1, "eos_id": 2})").find("\"pieces\""), std::string::npos);
+  EXPECT_NE(load_error(R"({"bos_id": 1, "eos_id": 2, "pieces": ["a"], "types": ["weird"]})")
+                .find("unknown piece type \"weird\""),
+            std::string::npos);
+  EXPECT_NE(
+      load_error(R"({"vocab_size": 3, "bos_id": 1, "eos_id": 2, "pieces": ["a"]})").find("vocab_size is 3"),
+      std::string::npos);
+  EXPECT_THROW(PiecesDecoder::load("/nonexistent/xsa/pieces.json"), InputError);
+}
+
+}  // namespace
+}  // namespace xsa

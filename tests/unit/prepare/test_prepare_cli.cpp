@@ -1,0 +1,228 @@
+// The xsa-prepare executable end to end on the hand-written fixtures: outputs, meta.json, determinism,
+// --decode, --force, and every bad input (exit code 2, one stderr line, nothing left behind).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "run_command.h"
+#include "xsa/data/token_data.h"
+
+namespace xsa {
+namespace {
+
+using testing::count_lines;
+using testing::run_command;
+using testing::slurp;
+using testing::spit;
+using testing::TempDir;
+
+const std::string kPrepare = XSA_BINARY_DIR "/xsa-prepare";
+const std::string kFixtures = XSA_FIXTURES_DIR "/prepare";
+const std::string kTrainA = kFixtures + "/train_a.txt";
+const std::string kTrainB = kFixtures + "/train_b.json";
+const std::string kVal = kFixtures + "/val.txt";
+const std::vector<std::string> kOutputFiles = {"meta.json", "pieces.json", "tokenizer.model", "train.bin",
+                                               "val.bin"};
+
+testing::CommandResult prepare(const std::string& out, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"--train",      kTrainA, kTrainB, "--val", kVal,
+                                   "--vocab-size", "400",   "--out", out};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_command(kPrepare, args);
+}
+
+std::vector<std::uint16_t> read_tokens(const std::string& path) {
+  const std::string bytes = slurp(path);
+  std::vector<std::uint16_t> tokens(bytes.size() / 2);
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    tokens[i] = static_cast<std::uint16_t>(static_cast<unsigned char>(bytes[2 * i]) |
+                                           (static_cast<unsigned char>(bytes[2 * i + 1]) << 8));
+  }
+  return tokens;
+}
+
+class PrepareCli : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(std::filesystem::exists(kPrepare)) << kPrepare << " is not built"; }
+  TempDir dir;
+};
+
+TEST_F(PrepareCli, WritesAllFilesAndMeta) {
+  const auto result = prepare(dir / "data");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err, "");
+  for (const char* stage :
+       {"[1/4] reading", "[2/4] training", "[3/4] encoding", "[4/4] writing", "prepared "}) {
+    EXPECT_NE(result.out.find(stage), std::string::npos) << "progress misses " << stage;
+  }
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"data"});  // no temporary folder left
+  for (const auto& name : kOutputFiles) EXPECT_TRUE(std::filesystem::exists(dir / "data/" + name)) << name;
+
+  const auto meta = nlohmann::json::parse(slurp(dir / "data/meta.json"));
+  EXPECT_EQ(meta["vocab_size"], 400);
+  EXPECT_EQ(meta["bos_id"], 1);
+  EXPECT_EQ(meta["eos_id"], 2);
+  EXPECT_EQ(meta["train_stories"], 9);  // 5 in train_a.txt + 4 non-blank in train_b.json
+  EXPECT_EQ(meta["val_stories"], 3);
+  EXPECT_EQ(meta["stories"]["train"], 9);
+  EXPECT_EQ(meta["stories"]["val"], 3);
+  ASSERT_EQ(meta["inputs"].size(), 3u);
+  EXPECT_EQ(meta["inputs"][0]["path"], kTrainA);
+  EXPECT_EQ(meta["inputs"][0]["split"], "train");
+  EXPECT_EQ(meta["inputs"][0]["stories"], 5);
+  EXPECT_EQ(meta["inputs"][1]["bytes"], 641);
+  // Digests from sha256sum.
+  EXPECT_EQ(meta["inputs"][1]["sha256"], "03b7a2655962872e5951b8a6d25a59ce7390396049d0eb15460bad56c8a52251");
+  EXPECT_EQ(meta["inputs"][2]["split"], "val");
+  EXPECT_EQ(meta["inputs"][2]["sha256"], "2de007ec6bcc1ed9333ad3221d5d00a6bf860056204a7ee4cf4a9a69dc9fb8c1");
+  EXPECT_EQ(meta["tokenizer_bytes"], std::filesystem::file_size(dir / "data/tokenizer.model"));
+  EXPECT_EQ(meta["tokenizer_sha256"].get<std::string>().size(), 64u);
+
+  // Token files: uint16 LE, one BOS per story, the counts meta.json states, all ids in the vocabulary.
+  const auto train = read_tokens(dir / "data/train.bin");
+  const auto val = read_tokens(dir / "data/val.bin");
+  EXPECT_EQ(meta["train_tokens"], train.size());
+  EXPECT_EQ(meta["val_tokens"], val.size());
+  ASSERT_FALSE(val.empty());
+  EXPECT_EQ(val.front(), 1);
+  EXPECT_EQ(std::count(train.begin(), train.end(), 1), 9);
+  EXPECT_EQ(std::count(val.begin(), val.end(), 1), 3);
+  EXPECT_EQ(std::count(train.begin(), train.end(), 2), 0);  // no EOS written
+  for (auto id : train) EXPECT_LT(id, 400);
+
+  // The torch-free reader accepts it.
+  const TokenDataset dataset = TokenDataset::load(dir / "data");
+  EXPECT_EQ(dataset.val->size(), val.size());
+  EXPECT_EQ(dataset.meta.train_stories, 9u);
+}
+
+TEST_F(PrepareCli, SameInputsGiveIdenticalBytesInDifferentFolders) {
+  ASSERT_EQ(prepare(dir / "one").exit_code, 0);
+  ASSERT_EQ(prepare(dir / "nested/deeper/two", {"--threads", "1"}).exit_code, 0);
+  for (const auto& name : kOutputFiles) {
+    const std::string first = slurp(dir / "one/" + name);
+    EXPECT_FALSE(first.empty()) << name;
+    EXPECT_EQ(first, slurp(dir / "nested/deeper/two/" + name)) << name << " differs";
+  }
+  // The model must not mention where it was written.
+  EXPECT_EQ(slurp(dir / "one/tokenizer.model").find(dir.path()), std::string::npos);
+}
+
+TEST_F(PrepareCli, DecodeSplitGivesBackTheValText) {
+  ASSERT_EQ(prepare(dir / "data").exit_code, 0);
+  const auto decoded = run_command(kPrepare, {"--decode", dir / "data", "--split", "val"});
+  ASSERT_EQ(decoded.exit_code, 0) << decoded.err;
+  EXPECT_EQ(decoded.out, slurp(kVal));  // val.txt has no whitespace around its stories
+}
+
+TEST_F(PrepareCli, DecodeSplitGivesBackEveryTrainStory) {
+  ASSERT_EQ(prepare(dir / "data").exit_code, 0);
+  const auto decoded = run_command(kPrepare, {"--decode", dir / "data", "--split", "train"});
+  ASSERT_EQ(decoded.exit_code, 0) << decoded.err;
+  // Independent expectation: the stories as written in the fixtures (trimmed of surrounding blank lines).
+  const std::string expected =
+      "Once upon a time, a small fox named Pip lived by the river. Pip liked to count the stones: 1, 2, 3, "
+      "42.\n"
+      "One morning Pip saw a bird. \"Hello, bird!\" said Pip. The bird sang a song and flew away.\n\n"
+      "Pip was happy. He ran home to tell his mom.\n<|endoftext|>\n";
+  EXPECT_EQ(decoded.out.substr(0, expected.size()), expected);
+  EXPECT_NE(decoded.out.find("The cat was called Мурка, a name from a far away land.\n"
+                             "One day Мурка ran away, and Kenji looked everywhere.\n\n\n"
+                             "At last he found her sleeping in a box of socks.\n<|endoftext|>\n"),
+            std::string::npos);
+  EXPECT_NE(decoded.out.find("\tHe walked past the tree.\tHe climbed over the rock."), std::string::npos);
+  EXPECT_NE(
+      decoded.out.find("<|endoftext|>\nThe little boat sailed on the lake. The wind was soft and the water "
+                       "was blue.\n\nA duck swam next to the boat and said, \"Quack!\"\n<|endoftext|>\n"),
+      std::string::npos);
+}
+
+TEST_F(PrepareCli, DecodeIdsFromArgumentsAndStdin) {
+  ASSERT_EQ(prepare(dir / "data").exit_code, 0);
+  // Byte pieces: <0x48>=3+0x48 'H', <0x69> 'i', then a BOS, then UTF-8 bytes of "é" (C3 A9).
+  const std::vector<std::string> ids = {"75", "108", "1", std::to_string(3 + 0xC3), std::to_string(3 + 0xA9)};
+  const auto from_args =
+      run_command(kPrepare, {"--decode", dir / "data", ids[0], ids[1], ids[2], ids[3], ids[4]});
+  ASSERT_EQ(from_args.exit_code, 0) << from_args.err;
+  EXPECT_EQ(from_args.out, "Hi\n<|endoftext|>\n\xC3\xA9\n");
+  const auto from_stdin = run_command(kPrepare, {"--decode", dir / "data"}, "75 108\n1 198\n172\n");
+  EXPECT_EQ(from_stdin.out, from_args.out);
+}
+
+TEST_F(PrepareCli, ForceReplacesAnExistingFolder) {
+  std::filesystem::create_directories(dir / "data");
+  spit(dir / "data/old.txt", "old");
+  const auto refused = prepare(dir / "data");
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_EQ(refused.err, "xsa-prepare: error: " + dir / "data" +
+                             ": output folder already exists (use --force to replace it)\n");
+  EXPECT_TRUE(std::filesystem::exists(dir / "data/old.txt"));
+  const auto forced = prepare(dir / "data", {"--force"});
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "data/old.txt"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "data/meta.json"));
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"data"});
+}
+
+TEST_F(PrepareCli, HelpAndVersion) {
+  const auto help = run_command(kPrepare, {"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--vocab-size"), std::string::npos);
+  EXPECT_NE(help.out.find("--decode"), std::string::npos);
+  const auto version = run_command(kPrepare, {"--version"});
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_NE(version.out.find(XSA_VERSION), std::string::npos);
+}
+
+// Each bad input: exit code 2, exactly one stderr line containing `expected`, and no folder left behind.
+void expect_clean_failure(const TempDir& dir, const std::vector<std::string>& args,
+                          const std::string& expected) {
+  const auto before = dir.entries();
+  const auto result = run_command(kPrepare, args);
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_EQ(count_lines(result.err), 1) << result.err;
+  EXPECT_EQ(result.err.rfind("xsa-prepare: error: ", 0), 0u) << result.err;
+  EXPECT_NE(result.err.find(expected), std::string::npos)
+      << "stderr: " << result.err << "expected: " << expected;
+  EXPECT_EQ(dir.entries(), before) << "left something behind for: " << expected;
+}
+
+TEST_F(PrepareCli, BadInputsFailCleanly) {
+  spit(dir / "empty.txt", "");
+  spit(dir / "latin1.txt", "Caf\xE9 au lait.\n<|endoftext|>\n");
+  spit(dir / "not_array.json", R"({"story": "x"})");
+  spit(dir / "no_story.json", R"([{"text": "x"}])");
+  spit(dir / "a_file", "I am a file, not a folder");
+  const std::string out = dir / "out";
+  auto args = [&](const std::string& train, const std::string& vocab = "400",
+                  const std::string& out_dir = "") {
+    return std::vector<std::string>{"--train",      train, "--val", kVal,
+                                    "--vocab-size", vocab, "--out", out_dir.empty() ? out : out_dir};
+  };
+  expect_clean_failure(dir, args(dir / "missing.txt"), dir / "missing.txt: input file not found");
+  expect_clean_failure(dir, args(dir / "empty.txt"), dir / "empty.txt: input file is empty");
+  expect_clean_failure(dir, args(dir / "latin1.txt"), dir / "latin1.txt: not valid UTF-8 at byte offset 3");
+  expect_clean_failure(dir, args(dir / "not_array.json"), dir / "not_array.json: expected a JSON array");
+  expect_clean_failure(dir, args(dir / "no_story.json"),
+                       "element 0 is not an object with a string field \"story\"");
+  expect_clean_failure(dir, args(kTrainA, "60000"),
+                       "--vocab-size 60000 cannot be reached on the train files");
+  expect_clean_failure(dir, args(kTrainA, "65537"), "--vocab-size 65537: expected 260..65536");
+  expect_clean_failure(dir, args(kTrainA, "270"),
+                       "--vocab-size 270 cannot be reached");  // fewer than the chars
+  expect_clean_failure(dir, args(kTrainA, "400", dir / "a_file/sub/out"), "cannot create output folder");
+  // A failure after the output's missing parent folders were created removes them again.
+  expect_clean_failure(dir, args(kTrainA, "60000", dir / "new_parent/x/out"), "cannot be reached");
+  std::filesystem::create_directories(dir / "exists");
+  expect_clean_failure(dir, args(kTrainA, "400", dir / "exists"), "output folder already exists");
+  // Usage errors from the argument parser are one line and exit 2 as well.
+  expect_clean_failure(dir, {"--vocab-size", "many"}, "--vocab-size");
+  expect_clean_failure(dir, {"--no-such-option"}, "no-such-option");
+  expect_clean_failure(dir, {"--train", kTrainA, "--val", kVal}, "--out is required");
+  expect_clean_failure(dir, {"--decode", dir / "exists", "5"}, "pieces.json");
+}
+
+}  // namespace
+}  // namespace xsa
