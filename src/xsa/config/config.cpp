@@ -1,0 +1,571 @@
+#include "xsa/config/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "xsa/util/error.h"
+#include "xsa/util/fs.h"
+
+namespace xsa {
+
+std::string shortest_number(double v) {
+  if (v == 0.0) return "0";  // also folds -0
+  char buf[64];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
+std::string VariantSpec::name() const {
+  switch (kind) {
+    case Kind::kLearned:
+      return "learned";
+    case Kind::kGate:
+      return "gate";
+    case Kind::kFixed:
+      break;
+  }
+  if (from_keyword && lambda == 0.0) return "sa";
+  if (from_keyword && lambda == 1.0) return "xsa";
+  return "lambda=" + shortest_number(lambda);
+}
+
+nlohmann::json VariantSpec::to_json() const {
+  if (kind != Kind::kFixed || (from_keyword && (lambda == 0.0 || lambda == 1.0))) return name();
+  return lambda;
+}
+
+namespace {
+
+// Where a value came from, for messages: the file, or the file plus the --set that replaced the value.
+struct Context {
+  std::string source;
+  std::map<std::string, std::string> overridden;  // dotted key -> "key=value" as given to --set
+
+  std::string where(const std::string& key) const {
+    auto it = overridden.find(key);
+    return it == overridden.end() ? source : source + " (--set " + it->second + ")";
+  }
+};
+
+[[noreturn]] void fail(const Context& ctx, const std::string& key, const std::string& what) {
+  throw InputError(ctx.where(key) + ": " + key + ": " + what);
+}
+
+// How a node looks to the user, for "got ..." messages.
+std::string describe(const YAML::Node& n) {
+  if (!n || n.IsNull()) return "no value";
+  if (n.IsSequence()) return "a list";
+  if (n.IsMap()) return "a map";
+  if (n.Tag() == "!") return "the quoted string \"" + n.Scalar() + "\"";
+  return "'" + n.Scalar() + "'";
+}
+
+[[noreturn]] void fail_got(const Context& ctx, const std::string& key, const YAML::Node& n,
+                           const std::string& expected) {
+  fail(ctx, key, "got " + describe(n) + ", expected " + expected);
+}
+
+// Numbers and booleans must be plain scalars: a quoted "300" is a string, not a number.
+bool is_plain_scalar(const YAML::Node& n) {
+  return n && n.IsScalar() && n.Tag() != "!";
+}
+
+std::optional<long long> as_integer(const YAML::Node& n) {
+  if (!is_plain_scalar(n)) return std::nullopt;
+  const std::string& s = n.Scalar();
+  const char* begin = s.data() + (!s.empty() && s[0] == '+' ? 1 : 0);
+  long long v = 0;
+  auto [end, ec] = std::from_chars(begin, s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || begin == end) return std::nullopt;
+  return v;
+}
+
+std::optional<std::uint64_t> as_unsigned(const YAML::Node& n) {
+  if (!is_plain_scalar(n)) return std::nullopt;
+  const std::string& s = n.Scalar();
+  std::uint64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> as_number(const YAML::Node& n) {
+  if (!is_plain_scalar(n)) return std::nullopt;
+  const std::string& s = n.Scalar();
+  if (s.empty()) return std::nullopt;
+  // strtod also takes hex floats, "inf" and "nan": only decimal notation is a YAML number here.
+  if (s.find_first_not_of("0123456789+-.eE") != std::string::npos) return std::nullopt;
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::optional<bool> as_bool(const YAML::Node& n) {
+  if (!is_plain_scalar(n)) return std::nullopt;
+  const std::string& s = n.Scalar();
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  return std::nullopt;
+}
+
+// Parses one variant spelling: sa | xsa | learned | gate | a number in [0,1].
+std::optional<VariantSpec> as_variant(const YAML::Node& n) {
+  using Kind = VariantSpec::Kind;
+  if (!n || !n.IsScalar()) return std::nullopt;
+  const std::string& s = n.Scalar();
+  if (s == "sa") return VariantSpec{Kind::kFixed, 0.0, true};
+  if (s == "xsa") return VariantSpec{Kind::kFixed, 1.0, true};
+  if (s == "learned") return VariantSpec{Kind::kLearned, 0.0, true};
+  if (s == "gate") return VariantSpec{Kind::kGate, 0.0, true};
+  auto v = as_number(n);
+  if (!v || *v < 0.0 || *v > 1.0) return std::nullopt;
+  return VariantSpec{Kind::kFixed, *v + 0.0, false};  // + 0.0 folds -0 into 0
+}
+
+constexpr const char* kVariantExpected = "sa, xsa, learned, gate or a number in [0, 1]";
+
+// One config key: how to read it from YAML (with its range check) and how to write it back.
+struct Key {
+  std::string dotted;
+  std::function<void(Config&, const YAML::Node&, const Context&)> read;
+  std::function<nlohmann::json(const Config&)> write;
+};
+
+// `get` is a generic lambda returning a reference to the field, for both const and mutable configs.
+template <class Get, class Ok>
+Key int_key(const std::string& dotted, Get get, Ok ok, const std::string& expected) {
+  return {dotted,
+          [=](Config& c, const YAML::Node& n, const Context& ctx) {
+            auto v = as_integer(n);
+            if (!v || *v < INT32_MIN || *v > INT32_MAX || !ok(*v)) fail_got(ctx, dotted, n, expected);
+            get(c) = static_cast<int>(*v);
+          },
+          [=](const Config& c) { return nlohmann::json(get(c)); }};
+}
+
+template <class Get>
+Key u64_key(const std::string& dotted, Get get) {
+  return {dotted,
+          [=](Config& c, const YAML::Node& n, const Context& ctx) {
+            auto v = as_unsigned(n);
+            if (!v) fail_got(ctx, dotted, n, "an integer >= 0");
+            get(c) = *v;
+          },
+          [=](const Config& c) { return nlohmann::json(get(c)); }};
+}
+
+template <class Get, class Ok>
+Key double_key(const std::string& dotted, Get get, Ok ok, const std::string& expected) {
+  return {dotted,
+          [=](Config& c, const YAML::Node& n, const Context& ctx) {
+            auto v = as_number(n);
+            if (!v || !ok(*v)) fail_got(ctx, dotted, n, expected);
+            get(c) = *v + 0.0;
+          },
+          [=](const Config& c) { return nlohmann::json(get(c)); }};
+}
+
+template <class Get>
+Key bool_key(const std::string& dotted, Get get) {
+  return {dotted,
+          [=](Config& c, const YAML::Node& n, const Context& ctx) {
+            auto v = as_bool(n);
+            if (!v) fail_got(ctx, dotted, n, "true or false");
+            get(c) = *v;
+          },
+          [=](const Config& c) { return nlohmann::json(get(c)); }};
+}
+
+// A non-empty string, optionally restricted to `choices`.
+template <class Get>
+Key string_key(const std::string& dotted, Get get, std::vector<std::string> choices = {}) {
+  std::string expected = "a non-empty string";
+  if (!choices.empty()) {
+    expected = "one of";
+    for (const auto& ch : choices) expected += " " + ch;
+  }
+  return {dotted,
+          [=](Config& c, const YAML::Node& n, const Context& ctx) {
+            if (!n || !n.IsScalar() || n.Scalar().empty()) fail_got(ctx, dotted, n, expected);
+            bool allowed = choices.empty();
+            for (const auto& ch : choices) allowed = allowed || ch == n.Scalar();
+            if (!allowed) fail_got(ctx, dotted, n, expected);
+            get(c) = n.Scalar();
+          },
+          [=](const Config& c) { return nlohmann::json(get(c)); }};
+}
+
+const auto at_least = [](long long lo) { return [lo](long long v) { return v >= lo; }; };
+const auto positive = [](double v) { return v > 0.0; };
+const auto non_negative = [](double v) { return v >= 0.0; };
+
+#define XSA_FIELD(expr)  \
+  [](auto& c) -> auto& { \
+    return expr;         \
+  }
+
+const std::vector<Key>& keys() {
+  static const std::vector<Key> table = [] {
+    std::vector<Key> k;
+    k.push_back(string_key("name", XSA_FIELD(c.name)));
+    k.push_back(u64_key("seed", XSA_FIELD(c.seed)));
+
+    k.push_back(string_key("data.dir", XSA_FIELD(c.data.dir)));
+    k.push_back(int_key("data.seq_len", XSA_FIELD(c.data.seq_len), at_least(1), "an integer >= 1"));
+
+    k.push_back(int_key("model.n_layer", XSA_FIELD(c.model.n_layer), at_least(1), "an integer >= 1"));
+    k.push_back(int_key("model.d_model", XSA_FIELD(c.model.d_model), at_least(1), "an integer >= 1"));
+    k.push_back(int_key("model.n_head", XSA_FIELD(c.model.n_head), at_least(1), "an integer >= 1"));
+    k.push_back(int_key("model.d_head", XSA_FIELD(c.model.d_head), at_least(1), "an integer >= 1"));
+    k.push_back(int_key("model.mlp_ratio", XSA_FIELD(c.model.mlp_ratio), at_least(1), "an integer >= 1"));
+    k.push_back(string_key("model.pos", XSA_FIELD(c.model.pos), {"rope", "learned"}));
+    k.push_back(bool_key("model.embed_norm", XSA_FIELD(c.model.embed_norm)));
+    k.push_back(bool_key("model.tie_embeddings", XSA_FIELD(c.model.tie_embeddings)));
+
+    k.push_back({"attention.variants",
+                 [](Config& c, const YAML::Node& n, const Context& ctx) {
+                   const std::string key = "attention.variants";
+                   if (!n || !n.IsSequence() || n.size() == 0)
+                     fail_got(ctx, key, n, std::string("a non-empty list of ") + kVariantExpected);
+                   std::vector<VariantSpec> out;
+                   for (std::size_t i = 0; i < n.size(); ++i) {
+                     auto v = as_variant(n[i]);
+                     if (!v)
+                       fail(ctx, key,
+                            "entry " + std::to_string(i + 1) + ": got " + describe(n[i]) + ", expected " +
+                                kVariantExpected);
+                     for (const auto& prev : out)
+                       if (prev.name() == v->name())
+                         fail(ctx, key, "duplicate variant '" + v->name() + "', expected distinct variants");
+                     out.push_back(*v);
+                   }
+                   c.attention.variants = out;
+                 },
+                 [](const Config& c) {
+                   nlohmann::json out = nlohmann::json::array();
+                   for (const auto& v : c.attention.variants) out.push_back(v.to_json());
+                   return out;
+                 }});
+    // Range against model.n_layer is checked once every key is read (cross_check).
+    k.push_back(
+        {"attention.layers",
+         [](Config& c, const YAML::Node& n, const Context& ctx) {
+           const std::string key = "attention.layers";
+           const std::string expected = "a list of distinct layer indices >= 0 (empty = all layers)";
+           if (!n || !n.IsSequence()) fail_got(ctx, key, n, expected);
+           std::vector<int> out;
+           for (std::size_t i = 0; i < n.size(); ++i) {
+             auto v = as_integer(n[i]);
+             if (!v || *v < 0 || *v > INT32_MAX)
+               fail(ctx, key,
+                    "entry " + std::to_string(i + 1) + ": got " + describe(n[i]) + ", expected " + expected);
+             for (int prev : out)
+               if (prev == *v)
+                 fail(ctx, key, "layer " + std::to_string(prev) + " listed twice, expected " + expected);
+             out.push_back(static_cast<int>(*v));
+           }
+           c.attention.layers = out;
+         },
+         [](const Config& c) { return nlohmann::json(c.attention.layers); }});
+    k.push_back(double_key(
+        "attention.learned_init", XSA_FIELD(c.attention.learned_init),
+        [](double v) { return v > 0.0 && v < 1.0; }, "a number in (0, 1)"));
+
+    k.push_back(int_key("train.steps", XSA_FIELD(c.train.steps), at_least(1), "an integer >= 1"));
+    k.push_back(int_key("train.batch_size", XSA_FIELD(c.train.batch_size), at_least(1), "an integer >= 1"));
+    k.push_back(double_key("train.lr", XSA_FIELD(c.train.lr), positive, "a number > 0"));
+    k.push_back(
+        double_key("train.min_lr", XSA_FIELD(c.train.min_lr), non_negative, "a number in [0, train.lr]"));
+    k.push_back(int_key("train.warmup_steps", XSA_FIELD(c.train.warmup_steps), at_least(0),
+                        "an integer in [0, train.steps]"));
+    k.push_back(
+        double_key("train.weight_decay", XSA_FIELD(c.train.weight_decay), non_negative, "a number >= 0"));
+    const auto beta = [](double v) { return v >= 0.0 && v < 1.0; };
+    k.push_back(double_key("train.beta1", XSA_FIELD(c.train.beta1), beta, "a number in [0, 1)"));
+    k.push_back(double_key("train.beta2", XSA_FIELD(c.train.beta2), beta, "a number in [0, 1)"));
+    k.push_back(double_key("train.grad_clip", XSA_FIELD(c.train.grad_clip), non_negative,
+                           "a number >= 0 (0 disables clipping)"));
+    k.push_back(
+        int_key("train.log_interval", XSA_FIELD(c.train.log_interval), at_least(1), "an integer >= 1"));
+    k.push_back(int_key("train.checkpoint_interval", XSA_FIELD(c.train.checkpoint_interval), at_least(0),
+                        "an integer >= 0 (0 disables checkpoints)"));
+
+    k.push_back(int_key("eval.interval", XSA_FIELD(c.eval.interval), at_least(1), "an integer >= 1"));
+    k.push_back(int_key("eval.batches", XSA_FIELD(c.eval.batches), at_least(1), "an integer >= 1"));
+
+    k.push_back(
+        int_key("metrics.bias_interval", XSA_FIELD(c.metrics.bias_interval), at_least(1), "an integer >= 1"));
+    k.push_back(
+        int_key("metrics.bias_batches", XSA_FIELD(c.metrics.bias_batches), at_least(1), "an integer >= 1"));
+
+    k.push_back(int_key("sample.count", XSA_FIELD(c.sample.count), at_least(0), "an integer >= 0"));
+    k.push_back(int_key("sample.tokens", XSA_FIELD(c.sample.tokens), at_least(1), "an integer >= 1"));
+    k.push_back(double_key("sample.temperature", XSA_FIELD(c.sample.temperature), positive, "a number > 0"));
+    k.push_back(
+        int_key("sample.top_k", XSA_FIELD(c.sample.top_k), at_least(0), "an integer >= 0 (0 = no top-k)"));
+    k.push_back(u64_key("sample.seed", XSA_FIELD(c.sample.seed)));
+
+    k.push_back(int_key("runtime.threads", XSA_FIELD(c.runtime.threads), at_least(1), "an integer >= 1"));
+    k.push_back(int_key("runtime.workers", XSA_FIELD(c.runtime.workers), at_least(1), "an integer >= 1"));
+    return k;
+  }();
+  return table;
+}
+
+#undef XSA_FIELD
+
+const std::string kLambdaKey = "attention.lambda";
+
+const Key* find_key(const std::string& dotted) {
+  for (const auto& k : keys())
+    if (k.dotted == dotted) return &k;
+  return nullptr;
+}
+
+std::string section_of(const std::string& dotted) {
+  auto dot = dotted.find('.');
+  return dot == std::string::npos ? "" : dotted.substr(0, dot);
+}
+std::string leaf_of(const std::string& dotted) {
+  auto dot = dotted.find('.');
+  return dot == std::string::npos ? dotted : dotted.substr(dot + 1);
+}
+
+// Names allowed directly under `section` ("" = top level: scalar keys and section names), in file order.
+std::vector<std::string> known_names(const std::string& section) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& s) {
+    for (const auto& o : out)
+      if (o == s) return;
+    out.push_back(s);
+  };
+  for (const auto& k : keys()) {
+    if (section.empty())
+      add(section_of(k.dotted).empty() ? k.dotted : section_of(k.dotted));
+    else if (section_of(k.dotted) == section)
+      add(leaf_of(k.dotted));
+  }
+  if (section == "attention") add("lambda");
+  return out;
+}
+
+bool is_section(const std::string& name) {
+  if (name.empty()) return false;
+  for (const auto& k : keys())
+    if (section_of(k.dotted) == name) return true;
+  return false;
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+[[noreturn]] void fail_unknown(const std::string& where, const std::string& dotted) {
+  std::string section = section_of(dotted);
+  if (!section.empty() && !is_section(section)) section.clear();  // "foo.bar": foo itself is unknown
+  throw InputError(where + ": unknown key '" + dotted + "' (known" +
+                   (section.empty() ? "" : " in " + section) + ": " + join(known_names(section), ", ") + ")");
+}
+
+// Applies one "dotted.key=value" override to the YAML tree, recording it for messages.
+void apply_override(YAML::Node& root, const std::string& text, Context& ctx) {
+  auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError(ctx.source + ": --set '" + text + "': expected key=value (e.g. train.steps=50)");
+  const std::string key = text.substr(0, eq);
+  const std::string value = text.substr(eq + 1);
+  if (!is_config_key(key)) fail_unknown(ctx.source + " (--set " + text + ")", key);
+  YAML::Node parsed;
+  try {
+    parsed = YAML::Load(value);
+  } catch (const YAML::Exception& e) {
+    throw InputError(ctx.source + ": --set " + text + ": value is not valid YAML (" + e.msg + ")");
+  }
+  ctx.overridden[key] = text;
+  const std::string section = section_of(key);
+  if (section.empty()) {
+    root[key] = parsed;
+    return;
+  }
+  if (!root[section] || root[section].IsNull()) root[section] = YAML::Node(YAML::NodeType::Map);
+  if (!root[section].IsMap()) {
+    throw InputError(ctx.source + ": " + section + ": got " + describe(root[section]) +
+                     ", expected a map of " + section + " keys");
+  }
+  root[section][leaf_of(key)] = parsed;
+  // An override replaces whatever the file said about the variants, whichever spelling either used.
+  if (key == kLambdaKey) {
+    if (ctx.overridden.count("attention.variants"))
+      throw InputError(ctx.source + ": --set " + text +
+                       ": attention.lambda and attention.variants both set, expected only one");
+    root[section].remove("variants");
+  } else if (key == "attention.variants") {
+    if (ctx.overridden.count(kLambdaKey))
+      throw InputError(ctx.source + ": --set " + text +
+                       ": attention.lambda and attention.variants both set, expected only one");
+    root[section].remove("lambda");
+  }
+}
+
+std::string key_text(const YAML::Node& k) {
+  return k.IsScalar() ? k.Scalar() : "<" + describe(k) + ">";
+}
+
+void read_tree(const YAML::Node& root, Config& c, const Context& ctx) {
+  if (!root || root.IsNull()) return;  // an empty file means all defaults
+  if (!root.IsMap())
+    throw InputError(ctx.source + ": got " + describe(root) + ", expected a map of config keys");
+  for (const auto& top : root) {
+    const std::string name = key_text(top.first);
+    if (const Key* k = find_key(name)) {
+      k->read(c, top.second, ctx);
+      continue;
+    }
+    if (!is_section(name)) fail_unknown(ctx.source, name);
+    if (top.second.IsNull()) continue;  // "train:" with nothing under it
+    if (!top.second.IsMap()) fail_got(ctx, name, top.second, "a map of " + name + " keys");
+    for (const auto& entry : top.second) {
+      const std::string dotted = name + "." + key_text(entry.first);
+      if (dotted == kLambdaKey) {
+        if (top.second["variants"])
+          fail(ctx, kLambdaKey, "attention.lambda and attention.variants both given, expected only one");
+        auto v = as_variant(entry.second);
+        if (!v) fail_got(ctx, kLambdaKey, entry.second, kVariantExpected);
+        VariantSpec sa{VariantSpec::Kind::kFixed, 0.0, true};
+        if (v->name() == sa.name())
+          fail(ctx, kLambdaKey, "got 'sa', expected a variant other than the sa baseline it is paired with");
+        c.attention.variants = {sa, *v};
+        continue;
+      }
+      const Key* k = find_key(dotted);
+      if (!k) fail_unknown(ctx.where(dotted), dotted);
+      k->read(c, entry.second, ctx);
+    }
+  }
+}
+
+// Constraints between keys, checked once all are read.
+void cross_check(const Config& c, const Context& ctx) {
+  if (c.train.min_lr > c.train.lr)
+    fail(ctx, "train.min_lr",
+         "got " + shortest_number(c.train.min_lr) +
+             ", expected a number in [0, train.lr = " + shortest_number(c.train.lr) + "]");
+  if (c.train.warmup_steps > c.train.steps)
+    fail(ctx, "train.warmup_steps",
+         "got " + std::to_string(c.train.warmup_steps) +
+             ", expected an integer in [0, train.steps = " + std::to_string(c.train.steps) + "]");
+  for (int layer : c.attention.layers)
+    if (layer >= c.model.n_layer)
+      fail(ctx, "attention.layers",
+           "got layer " + std::to_string(layer) +
+               ", expected layers in [0, model.n_layer = " + std::to_string(c.model.n_layer) + ")");
+}
+
+}  // namespace
+
+Config parse_config(const std::string& yaml_text, const std::string& source,
+                    const std::vector<std::string>& overrides) {
+  Context ctx;
+  ctx.source = source;
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(source + ":" + std::to_string(e.mark.line + 1) + ":" +
+                     std::to_string(e.mark.column + 1) + ": invalid YAML: " + e.msg);
+  }
+  if (!overrides.empty()) {
+    if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+    if (!root.IsMap())
+      throw InputError(source + ": got " + describe(root) + ", expected a map of config keys");
+    for (const auto& o : overrides) apply_override(root, o, ctx);
+  }
+  Config c;
+  c.source = source;
+  try {
+    read_tree(root, c, ctx);
+  } catch (const YAML::Exception& e) {  // e.g. a non-scalar map key; should not escape as a crash
+    throw InputError(source + ":" + std::to_string(e.mark.line + 1) + ": invalid config: " + e.msg);
+  }
+  cross_check(c, ctx);
+  return c;
+}
+
+Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  return parse_config(read_file(path), path, overrides);
+}
+
+nlohmann::json config_to_json(const Config& c) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& k : keys()) {
+    const std::string section = section_of(k.dotted);
+    if (section.empty())
+      out[k.dotted] = k.write(c);
+    else
+      out[section][leaf_of(k.dotted)] = k.write(c);
+  }
+  return out;
+}
+
+std::string config_to_yaml(const Config& c) {
+  // Hand-written block YAML in key-table order; every value is written as JSON text, which YAML reads
+  // back unchanged (quoted strings stay strings, doubles use nlohmann's shortest round-trip form).
+  std::ostringstream out;
+  out << "# Resolved xsa config (every key, defaults filled in).\n";
+  std::string current;
+  for (const auto& k : keys()) {
+    const std::string section = section_of(k.dotted);
+    if (section.empty()) {
+      out << k.dotted << ": " << k.write(c).dump() << "\n";
+      continue;
+    }
+    if (section != current) {
+      out << section << ":\n";
+      current = section;
+    }
+    std::string value = k.write(c).dump();
+    // nlohmann writes arrays without spaces: "[\"sa\",0.5]" -> keep readable.
+    if (k.write(c).is_array()) {
+      std::vector<std::string> items;
+      for (const auto& item : k.write(c)) items.push_back(item.dump());
+      value = "[" + join(items, ", ") + "]";
+    }
+    out << "  " << leaf_of(k.dotted) << ": " << value << "\n";
+  }
+  return out.str();
+}
+
+bool is_config_key(const std::string& dotted) {
+  return dotted == kLambdaKey || find_key(dotted) != nullptr;
+}
+
+std::vector<std::string> config_keys() {
+  std::vector<std::string> out;
+  for (const auto& k : keys()) {
+    out.push_back(k.dotted);
+    if (k.dotted == "attention.variants") out.push_back(kLambdaKey);
+  }
+  return out;
+}
+
+bool operator==(const Config& a, const Config& b) {
+  return config_to_json(a) == config_to_json(b);
+}
+
+}  // namespace xsa

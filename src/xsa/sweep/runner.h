@@ -1,0 +1,28 @@
+#pragma once
+// Runs sweep points as xsa-train child processes: a worker pool, resume by results.json, a live status
+// line and summary.json rewritten atomically on every change. Torch-free.
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "xsa/sweep/sweep.h"
+
+namespace xsa {
+
+struct SweepRunOptions {
+  std::string out_dir;  // sweeps/<name>
+  std::string trainer;  // xsa-train executable
+  int workers = 1;      // concurrent child runs
+  Shard shard;          // only these points are run; names the summary file
+  bool tty = false;     // rewrite one status line with '\r' instead of a line per event
+};
+
+// "summary.json", or "summary.shard-K-of-N.json" when sharded, so shards never write the same file.
+std::string summary_file_name(const Shard& shard);
+
+// Runs `points` (already sharded and validated). Points whose <out>/<run-id>/results.json exists are
+// skipped untouched. Returns kExitOk if every point is done, kExitRuntime if any failed.
+int run_sweep(const SweepSpec& spec, const std::vector<SweepPoint>& points, const SweepRunOptions& options,
+              std::ostream& status);
+
+}  // namespace xsa

@@ -1,0 +1,252 @@
+#include "xsa/sweep/sweep.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "xsa/config/config.h"
+#include "xsa/util/error.h"
+#include "xsa/util/fs.h"
+
+namespace fs = std::filesystem;
+
+namespace xsa {
+namespace {
+
+std::optional<long long> plain_integer(const std::string& s) {
+  const char* begin = s.data() + (!s.empty() && s[0] == '+' ? 1 : 0);
+  long long v = 0;
+  auto [end, ec] = std::from_chars(begin, s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || begin == end) return std::nullopt;
+  return v;
+}
+
+std::optional<double> plain_number(const std::string& s) {
+  if (s.empty() || s.find_first_not_of("0123456789+-.eE") != std::string::npos) return std::nullopt;
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+// Keeps run ids usable as folder names and in shells.
+std::string filesystem_safe(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+              ch == ',' || ch == '+' || ch == '-' || ch == '_';
+    out += ok ? ch : '-';
+  }
+  if (out.empty()) return "empty";
+  if (out[0] == '.') out[0] = '-';  // never a hidden folder or ".."
+  return out;
+}
+
+// Converts one YAML value of a grid/set key; InputError names the file and key.
+SweepValue to_value(const YAML::Node& n, const std::string& where) {
+  SweepValue v;
+  if (!n || n.IsNull()) throw InputError(where + ": got no value, expected a scalar or a list");
+  if (n.IsMap()) throw InputError(where + ": got a map, expected a scalar or a list");
+  if (n.IsSequence()) {
+    std::string arg = "[", id;
+    v.json = nlohmann::json::array();
+    for (std::size_t i = 0; i < n.size(); ++i) {
+      SweepValue item = to_value(n[i], where);
+      arg += (i ? "," : "") + item.arg;
+      id += (i ? "," : "") + item.id;
+      v.json.push_back(item.json);
+    }
+    v.arg = arg + "]";
+    v.id = id.empty() ? "empty" : id;
+    return v;
+  }
+  const std::string& s = n.Scalar();
+  if (n.Tag() == "!") {  // quoted: stays a string for the trainer
+    v.arg = nlohmann::json(s).dump();
+    v.json = s;
+  } else if (auto i = plain_integer(s)) {
+    v.arg = s;
+    v.json = *i;
+  } else if (auto d = plain_number(s)) {
+    v.arg = s;
+    v.json = *d;
+  } else if (s == "true" || s == "false") {
+    v.arg = s;
+    v.json = (s == "true");
+  } else {
+    v.arg = s;
+    v.json = s;
+  }
+  // Canonical id text: 0.0 and 0 -> "0", 0.250 -> "0.25", so ids do not depend on how numbers were typed.
+  if (v.json.is_number_float())
+    v.id = filesystem_safe(shortest_number(v.json.get<double>()));
+  else
+    v.id = filesystem_safe(v.json.is_string() ? s : v.json.dump());
+  return v;
+}
+
+std::string leaf(const std::string& dotted) {
+  auto dot = dotted.rfind('.');
+  return dot == std::string::npos ? dotted : dotted.substr(dot + 1);
+}
+
+void check_key(const std::string& path, const std::string& section, const std::string& key) {
+  if (!is_config_key(key))
+    throw InputError(path + ": " + section + "." + key + ": '" + key +
+                     "' is not a config key, expected a dotted key such as train.steps or attention.lambda");
+}
+
+}  // namespace
+
+SweepSpec parse_sweep(const std::string& yaml_text, const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(path + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
+                     ": invalid YAML: " + e.msg);
+  }
+  if (!root || !root.IsMap()) throw InputError(path + ": expected a map with keys base, name, grid, set");
+
+  SweepSpec spec;
+  spec.path = path;
+  spec.name = fs::path(path).stem().string();
+  for (const auto& entry : root) {
+    const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "?";
+    const YAML::Node& value = entry.second;
+    if (key == "base" || key == "name") {
+      if (!value.IsScalar() || value.Scalar().empty())
+        throw InputError(path + ": " + key + ": expected a non-empty string");
+      (key == "base" ? spec.base : spec.name) = value.Scalar();
+    } else if (key == "grid" || key == "set") {
+      if (value.IsNull() && key == "set") continue;
+      if (!value.IsMap()) throw InputError(path + ": " + key + ": expected a map of dotted config keys");
+      for (const auto& kv : value) {
+        const std::string dotted = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+        check_key(path, key, dotted);
+        const std::string where = path + ": " + key + "." + dotted;
+        if (key == "set") {
+          spec.set.emplace_back(dotted, to_value(kv.second, where));
+          continue;
+        }
+        std::vector<SweepValue> values;
+        if (kv.second.IsSequence()) {
+          for (std::size_t i = 0; i < kv.second.size(); ++i) values.push_back(to_value(kv.second[i], where));
+        } else {
+          values.push_back(to_value(kv.second, where));  // a bare scalar is a one-value list
+        }
+        if (values.empty()) throw InputError(where + ": empty list of values, expected at least one");
+        spec.grid.emplace_back(dotted, values);
+      }
+    } else {
+      throw InputError(path + ": unknown key '" + key + "' (known: base, name, grid, set)");
+    }
+  }
+  if (spec.base.empty()) throw InputError(path + ": base: missing, expected the base config file");
+  if (spec.grid.empty()) throw InputError(path + ": grid: missing or empty, expected at least one key");
+  for (const auto& [key, value] : spec.set)
+    for (const auto& [gkey, values] : spec.grid)
+      if (key == gkey)
+        throw InputError(path + ": set." + key +
+                         ": also a grid key, expected each key in grid or set, not both");
+  if (spec.name != filesystem_safe(spec.name))
+    throw InputError(path + ": name: '" + spec.name + "', expected letters, digits, '.', '_', '-' only");
+  fs::path base(spec.base);
+  spec.base_path =
+      base.is_absolute() ? spec.base : (fs::path(path).parent_path() / base).lexically_normal().string();
+  return spec;
+}
+
+SweepSpec load_sweep(const std::string& path) {
+  return parse_sweep(read_file(path), path);
+}
+
+std::vector<SweepPoint> expand_grid(const SweepSpec& spec) {
+  // Short names for run ids; fall back to the full dotted key where two keys share a last component.
+  std::map<std::string, int> leaf_count;
+  for (const auto& [key, values] : spec.grid) leaf_count[leaf(key)]++;
+
+  std::size_t total = 1;
+  for (const auto& [key, values] : spec.grid) total *= values.size();
+
+  std::vector<SweepPoint> points;
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < total; ++i) {
+    SweepPoint p;
+    p.index = i;
+    p.values = nlohmann::json::object();
+    for (const auto& [key, value] : spec.set) p.overrides.push_back(key + "=" + value.arg);
+    // Mixed-radix decomposition of i with the last key varying fastest.
+    std::vector<std::size_t> choice(spec.grid.size());
+    std::size_t rest = i;
+    for (std::size_t k = spec.grid.size(); k-- > 0;) {
+      choice[k] = rest % spec.grid[k].second.size();
+      rest /= spec.grid[k].second.size();
+    }
+    std::string id;
+    for (std::size_t k = 0; k < spec.grid.size(); ++k) {
+      const auto& [key, values] = spec.grid[k];
+      const SweepValue& v = values[choice[k]];
+      p.overrides.push_back(key + "=" + v.arg);
+      p.values[key] = v.json;
+      if (values.size() > 1) {
+        std::string name = leaf_count[leaf(key)] > 1 ? key : leaf(key);
+        id += (id.empty() ? "" : "_") + name + "=" + v.id;
+      }
+    }
+    p.run_id = id.empty() ? "single" : id;
+    if (!seen.insert(p.run_id).second)
+      throw InputError(spec.path + ": grid: two points get the run id '" + p.run_id +
+                       "', expected distinct values per key");
+    points.push_back(std::move(p));
+  }
+  return points;
+}
+
+std::vector<std::string> child_runtime_overrides() {
+  return {"runtime.workers=1", "runtime.threads=1"};
+}
+
+void validate_points(const SweepSpec& spec, const std::vector<SweepPoint>& points) {
+  std::string base_text;
+  try {
+    base_text = read_file(spec.base_path);
+  } catch (const InputError& e) {
+    throw InputError(spec.path + ": base: " + e.what());
+  }
+  for (const auto& p : points) {
+    std::vector<std::string> overrides = p.overrides;
+    for (const auto& o : child_runtime_overrides()) overrides.push_back(o);
+    try {
+      parse_config(base_text, spec.base_path, overrides);
+    } catch (const InputError& e) {
+      throw InputError(spec.path + ": point " + p.run_id + ": " + e.what());
+    }
+  }
+}
+
+Shard parse_shard(const std::string& text) {
+  const std::string expected = "--shard '" + text + "': expected K/N with integers 0 <= K < N (e.g. 0/4)";
+  auto slash = text.find('/');
+  if (slash == std::string::npos) throw InputError(expected);
+  auto k = plain_integer(text.substr(0, slash));
+  auto n = plain_integer(text.substr(slash + 1));
+  if (!k || !n || text[0] == '+' || *n < 1 || *k < 0 || *k >= *n || *n > 1000000) throw InputError(expected);
+  return Shard{static_cast<int>(*k), static_cast<int>(*n)};
+}
+
+std::vector<SweepPoint> shard_points(const std::vector<SweepPoint>& points, const Shard& shard) {
+  std::vector<SweepPoint> out;
+  for (const auto& p : points)
+    if (p.index % static_cast<std::size_t>(shard.count) == static_cast<std::size_t>(shard.index))
+      out.push_back(p);
+  return out;
+}
+
+}  // namespace xsa

@@ -1,0 +1,61 @@
+#pragma once
+// Sweep files: a base config plus a grid of --set overrides, expanded into paired-experiment points
+// with stable run ids, validated up front and split into shards (DESIGN.md "Scale-out"). Torch-free.
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace xsa {
+
+// One value of a grid or set key, in the three forms it is needed in.
+struct SweepValue {
+  std::string arg;      // text after "key=" in --set (parsed as YAML by the trainer)
+  std::string id;       // canonical, filesystem-safe text for run ids ("0.25", "sa,xsa")
+  nlohmann::json json;  // for summary.json
+};
+
+struct SweepSpec {
+  std::string path;       // the sweep file
+  std::string name;       // `name:` or the file stem
+  std::string base;       // base config path as written in the file
+  std::string base_path;  // resolved against the sweep file's folder
+  std::vector<std::pair<std::string, std::vector<SweepValue>>> grid;  // file order
+  std::vector<std::pair<std::string, SweepValue>> set;                // overrides for every point
+};
+
+// One grid point: a paired experiment (one xsa-train run).
+struct SweepPoint {
+  std::size_t index = 0;  // position in the full (unsharded) expansion
+  std::string run_id;     // e.g. "lambda=0.25_seq_len=128_seed=2"
+  std::vector<std::string>
+      overrides;          // "key=value" for --set: the sweep's set, then this point's grid values
+  nlohmann::json values;  // {dotted key: value} of the point's grid values (incl. single-valued)
+};
+
+struct Shard {
+  int index = 0;  // K, 0-based
+  int count = 1;  // N
+};
+
+// Reads and checks the sweep file's shape and keys (InputError naming the file and the key).
+SweepSpec load_sweep(const std::string& path);
+SweepSpec parse_sweep(const std::string& yaml_text, const std::string& path);
+
+// Cartesian product in file key order, last key fastest. Run ids are built from the keys with more than
+// one value (short key = last dotted component, the full key where two short keys would clash).
+std::vector<SweepPoint> expand_grid(const SweepSpec& spec);
+
+// Overrides every child run gets so N concurrent runs use N cores (added after the point's own).
+std::vector<std::string> child_runtime_overrides();
+
+// Parses the base config with every point's overrides, so a bad value fails before anything runs.
+void validate_points(const SweepSpec& spec, const std::vector<SweepPoint>& points);
+
+// "K/N" with 0 <= K < N (Slurm's 0-based array task id / task count).
+Shard parse_shard(const std::string& text);
+// Point i belongs to shard i mod N.
+std::vector<SweepPoint> shard_points(const std::vector<SweepPoint>& points, const Shard& shard);
+
+}  // namespace xsa

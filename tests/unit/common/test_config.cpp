@@ -1,0 +1,339 @@
+// Config module: YAML -> validated Config, --set overrides, λ shorthand, echo as JSON/YAML.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "xsa/config/config.h"
+#include "xsa/util/error.h"
+
+namespace xsa {
+namespace {
+
+const std::string kSrc = "configs/x.yaml";
+
+// Parses and returns the InputError message ("" if it parsed).
+std::string error_of(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  try {
+    parse_config(yaml, kSrc, overrides);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Every bad input must give one line naming the file and the key.
+void expect_error(const std::string& yaml, const std::string& key,
+                  const std::vector<std::string>& overrides = {}, const std::string& also = "") {
+  SCOPED_TRACE("yaml: " + yaml);
+  std::string msg = error_of(yaml, overrides);
+  ASSERT_FALSE(msg.empty()) << "expected an InputError";
+  EXPECT_NE(msg.find(kSrc), std::string::npos) << msg;
+  EXPECT_NE(msg.find(key), std::string::npos) << msg;
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  if (!also.empty()) {
+    EXPECT_NE(msg.find(also), std::string::npos) << msg;
+  }
+}
+
+TEST(Config, EmptyFileGivesStructDefaults) {
+  Config c = parse_config("", kSrc);
+  EXPECT_EQ(c.name, "default");
+  EXPECT_EQ(c.seed, 1337u);
+  EXPECT_EQ(c.data.dir, "data/tinystories");
+  EXPECT_EQ(c.data.seq_len, 128);
+  EXPECT_EQ(c.model.n_layer, 2);
+  EXPECT_EQ(c.model.d_model, 128);
+  EXPECT_EQ(c.model.n_head, 4);
+  EXPECT_EQ(c.model.d_head, 32);
+  EXPECT_EQ(c.model.pos, "rope");
+  ASSERT_EQ(c.attention.variants.size(), 2u);
+  EXPECT_EQ(c.attention.variants[0].name(), "sa");
+  EXPECT_EQ(c.attention.variants[1].name(), "xsa");
+  EXPECT_TRUE(c.attention.layers.empty());
+  EXPECT_EQ(c.train.steps, 300);
+  EXPECT_DOUBLE_EQ(c.train.lr, 1e-3);
+  EXPECT_EQ(c.train.checkpoint_interval, 0);
+  EXPECT_EQ(c.runtime.threads, 1);
+  EXPECT_EQ(c.runtime.workers, 2);
+  EXPECT_EQ(c.source, kSrc);
+  EXPECT_TRUE(c == Config{});
+}
+
+TEST(Config, EveryKeyParsed) {
+  const std::string yaml = R"(
+name: custom
+seed: 18446744073709551615
+data: {dir: /tmp/d, seq_len: 64}
+model: {n_layer: 3, d_model: 96, n_head: 6, d_head: 16, mlp_ratio: 2, pos: learned, embed_norm: false,
+        tie_embeddings: false}
+attention: {variants: [sa, 0.25, xsa, learned, gate], layers: [0, 2], learned_init: 0.3}
+train: {steps: 40, batch_size: 4, lr: 3e-4, min_lr: 0, warmup_steps: 40, weight_decay: 0.0, beta1: 0.8,
+        beta2: 0.99, grad_clip: 0, log_interval: 7, checkpoint_interval: 5}
+eval: {interval: 11, batches: 3}
+metrics: {bias_interval: 13, bias_batches: 2}
+sample: {count: 0, tokens: 9, temperature: 0.7, top_k: 0, seed: 5}
+runtime: {threads: 3, workers: 4}
+)";
+  Config c = parse_config(yaml, kSrc);
+  EXPECT_EQ(c.name, "custom");
+  EXPECT_EQ(c.seed, 18446744073709551615ull);
+  EXPECT_EQ(c.data.dir, "/tmp/d");
+  EXPECT_EQ(c.data.seq_len, 64);
+  EXPECT_EQ(c.model.n_layer, 3);
+  EXPECT_EQ(c.model.d_model, 96);
+  EXPECT_EQ(c.model.n_head, 6);
+  EXPECT_EQ(c.model.d_head, 16);
+  EXPECT_EQ(c.model.mlp_ratio, 2);
+  EXPECT_EQ(c.model.pos, "learned");
+  EXPECT_FALSE(c.model.embed_norm);
+  EXPECT_FALSE(c.model.tie_embeddings);
+  std::vector<std::string> names;
+  for (const auto& v : c.attention.variants) names.push_back(v.name());
+  EXPECT_EQ(names, (std::vector<std::string>{"sa", "lambda=0.25", "xsa", "learned", "gate"}));
+  EXPECT_EQ(c.attention.variants[1].kind, VariantSpec::Kind::kFixed);
+  EXPECT_DOUBLE_EQ(c.attention.variants[1].lambda, 0.25);
+  EXPECT_DOUBLE_EQ(c.attention.variants[2].lambda, 1.0);
+  EXPECT_EQ(c.attention.variants[3].kind, VariantSpec::Kind::kLearned);
+  EXPECT_EQ(c.attention.variants[4].kind, VariantSpec::Kind::kGate);
+  EXPECT_EQ(c.attention.layers, (std::vector<int>{0, 2}));
+  EXPECT_DOUBLE_EQ(c.attention.learned_init, 0.3);
+  EXPECT_EQ(c.train.steps, 40);
+  EXPECT_EQ(c.train.batch_size, 4);
+  EXPECT_DOUBLE_EQ(c.train.lr, 3e-4);
+  EXPECT_DOUBLE_EQ(c.train.min_lr, 0.0);
+  EXPECT_EQ(c.train.warmup_steps, 40);
+  EXPECT_DOUBLE_EQ(c.train.weight_decay, 0.0);
+  EXPECT_DOUBLE_EQ(c.train.beta1, 0.8);
+  EXPECT_DOUBLE_EQ(c.train.beta2, 0.99);
+  EXPECT_DOUBLE_EQ(c.train.grad_clip, 0.0);
+  EXPECT_EQ(c.train.log_interval, 7);
+  EXPECT_EQ(c.train.checkpoint_interval, 5);
+  EXPECT_EQ(c.eval.interval, 11);
+  EXPECT_EQ(c.eval.batches, 3);
+  EXPECT_EQ(c.metrics.bias_interval, 13);
+  EXPECT_EQ(c.metrics.bias_batches, 2);
+  EXPECT_EQ(c.sample.count, 0);
+  EXPECT_EQ(c.sample.tokens, 9);
+  EXPECT_DOUBLE_EQ(c.sample.temperature, 0.7);
+  EXPECT_EQ(c.sample.top_k, 0);
+  EXPECT_EQ(c.sample.seed, 5u);
+  EXPECT_EQ(c.runtime.threads, 3);
+  EXPECT_EQ(c.runtime.workers, 4);
+}
+
+TEST(Config, VariantNames) {
+  Config c = parse_config("attention: {variants: [0, 1, 0.5, 0.125, sa, xsa]}", kSrc);
+  std::vector<std::string> names;
+  for (const auto& v : c.attention.variants) names.push_back(v.name());
+  // A number keeps its λ name, so an explicit 0 is distinct from the "sa" keyword.
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"lambda=0", "lambda=1", "lambda=0.5", "lambda=0.125", "sa", "xsa"}));
+  EXPECT_TRUE(c.attention.variants[0].is_sa());
+  EXPECT_TRUE(c.attention.variants[4].is_sa());
+  EXPECT_FALSE(c.attention.variants[5].is_sa());
+  EXPECT_EQ(shortest_number(3e-4), "0.0003");
+  EXPECT_EQ(shortest_number(0.1), "0.1");
+  EXPECT_EQ(shortest_number(1.0), "1");
+}
+
+TEST(Config, OverridesApplyBeforeValidation) {
+  Config c = parse_config("train: {steps: 10}\n", kSrc,
+                          {"train.steps=50", "attention.variants=[0,0.5,1]", "train.lr=3e-4", "name=run-a",
+                           "seed=7", "model.pos=learned", "data.dir=x/y"});
+  EXPECT_EQ(c.train.steps, 50);
+  EXPECT_DOUBLE_EQ(c.train.lr, 3e-4);
+  EXPECT_EQ(c.name, "run-a");
+  EXPECT_EQ(c.seed, 7u);
+  EXPECT_EQ(c.model.pos, "learned");
+  EXPECT_EQ(c.data.dir, "x/y");
+  ASSERT_EQ(c.attention.variants.size(), 3u);
+  EXPECT_EQ(c.attention.variants[1].name(), "lambda=0.5");
+  // The last --set of a key wins.
+  EXPECT_EQ(parse_config("", kSrc, {"train.steps=50", "train.steps=60"}).train.steps, 60);
+  // An override may make an otherwise invalid file valid (validation happens after overrides).
+  EXPECT_EQ(parse_config("train: {steps: 0}", kSrc, {"train.steps=3", "train.warmup_steps=1"}).train.steps,
+            3);
+}
+
+TEST(Config, LambdaShorthand) {
+  Config c = parse_config("attention: {lambda: 0.25}", kSrc);
+  ASSERT_EQ(c.attention.variants.size(), 2u);
+  EXPECT_EQ(c.attention.variants[0].name(), "sa");
+  EXPECT_EQ(c.attention.variants[1].name(), "lambda=0.25");
+  // λ=0 gets its own paired sa baseline (a bit-identity check), not a duplicate-name error.
+  Config zero = parse_config("", kSrc, {"attention.lambda=0"});
+  EXPECT_EQ(zero.attention.variants[1].name(), "lambda=0");
+  // A --set of lambda replaces the file's variants and vice versa (a sweep over default.yaml).
+  Config over = parse_config("attention: {variants: [sa, xsa, 0.5]}", kSrc, {"attention.lambda=0.75"});
+  ASSERT_EQ(over.attention.variants.size(), 2u);
+  EXPECT_EQ(over.attention.variants[1].name(), "lambda=0.75");
+  Config back = parse_config("attention: {lambda: 0.5}", kSrc, {"attention.variants=[xsa]"});
+  ASSERT_EQ(back.attention.variants.size(), 1u);
+  EXPECT_EQ(back.attention.variants[0].name(), "xsa");
+  // The shorthand is not part of the stored config.
+  EXPECT_FALSE(config_to_json(c)["attention"].contains("lambda"));
+  EXPECT_TRUE(is_config_key("attention.lambda"));
+}
+
+TEST(Config, RoundTripThroughYamlAndJson) {
+  const std::string yaml = R"(
+name: "odd: name # with yaml chars"
+seed: 42
+data: {dir: "data/with space", seq_len: 16}
+model: {n_layer: 4, pos: learned, embed_norm: false}
+attention: {variants: [sa, 0, 1, 0.1, 0.3333333333333333, xsa, learned, gate], layers: [3, 1], learned_init: 0.7}
+train: {steps: 9, lr: 3e-4, min_lr: 1.5e-5, warmup_steps: 2, beta2: 0.999, checkpoint_interval: 3}
+sample: {temperature: 0.9, seed: 12345678901234}
+)";
+  Config c = parse_config(yaml, kSrc);
+  std::string echoed = config_to_yaml(c);
+  Config again = parse_config(echoed, "echo.yaml");
+  EXPECT_TRUE(again == c) << echoed;
+  EXPECT_EQ(config_to_json(again), config_to_json(c));
+  EXPECT_EQ(again.name, "odd: name # with yaml chars");
+  EXPECT_EQ(again.attention.variants[1].name(), "lambda=0");
+  EXPECT_EQ(again.attention.variants[2].name(), "lambda=1");
+  EXPECT_EQ(again.attention.layers, (std::vector<int>{3, 1}));
+  EXPECT_EQ(again.train.min_lr, 1.5e-5);
+  EXPECT_EQ(again.attention.variants[4].lambda, 0.3333333333333333);
+  // JSON is YAML: the JSON echo parses back too.
+  EXPECT_TRUE(parse_config(config_to_json(c).dump(), "echo.json") == c);
+  // A changed field is seen by ==.
+  Config changed = c;
+  changed.train.beta1 = 0.5;
+  EXPECT_FALSE(changed == c);
+  // JSON shape: sections with keys, variants in their YAML spelling.
+  auto j = config_to_json(c);
+  EXPECT_EQ(j["train"]["steps"], 9);
+  EXPECT_EQ(j["attention"]["variants"][0], "sa");
+  EXPECT_EQ(j["attention"]["variants"][3], 0.1);
+}
+
+TEST(Config, ShippedConfigsParse) {
+  Config d = load_config(std::string(XSA_SOURCE_DIR) + "/configs/default.yaml");
+  EXPECT_EQ(d.model.d_model, 128);
+  EXPECT_EQ(d.train.checkpoint_interval, 100);
+  EXPECT_EQ(d.attention.variants.size(), 2u);
+  Config s = load_config(std::string(XSA_SOURCE_DIR) + "/configs/smoke.yaml");
+  EXPECT_EQ(s.train.steps, 20);
+  EXPECT_EQ(s.data.seq_len, 32);
+  EXPECT_EQ(s.model.n_head * s.model.d_head, s.model.d_model);
+}
+
+TEST(Config, ConfigKeys) {
+  EXPECT_TRUE(is_config_key("train.steps"));
+  EXPECT_TRUE(is_config_key("seed"));
+  EXPECT_TRUE(is_config_key("attention.variants"));
+  EXPECT_FALSE(is_config_key("train"));
+  EXPECT_FALSE(is_config_key("model.n_heads"));
+  EXPECT_FALSE(is_config_key("source"));
+  for (const auto& k : config_keys()) EXPECT_TRUE(is_config_key(k)) << k;
+}
+
+TEST(ConfigErrors, UnknownKeys) {
+  expect_error("model: {n_heads: 4}", "model.n_heads", {}, "known in model: n_layer, d_model");
+  expect_error("foo: 1", "'foo'", {}, "known: name, seed, data");
+  expect_error("model:\n  n_layer: 2\ntrain: {steps: 5, step: 4}", "train.step");
+  expect_error("", "train.stpes", {"train.stpes=5"}, "--set train.stpes=5");
+  expect_error("", "model", {"model=3"});
+}
+
+TEST(ConfigErrors, WrongTypes) {
+  expect_error("train: {steps: abc}", "train.steps", {}, "expected an integer >= 1");
+  expect_error("train: {steps: 1.5}", "train.steps");
+  expect_error("train: {steps: \"300\"}", "train.steps", {}, "quoted");
+  expect_error("train: {steps: [1]}", "train.steps", {}, "a list");
+  expect_error("train: {steps: }", "train.steps", {}, "no value");
+  expect_error("train: {lr: fast}", "train.lr");
+  expect_error("train: {lr: .nan}", "train.lr");
+  expect_error("model: {embed_norm: 1}", "model.embed_norm", {}, "true or false");
+  expect_error("seed: -1", "seed");
+  expect_error("data: {dir: [a]}", "data.dir");
+  expect_error("name: ''", "name");
+  expect_error("model: 3", "model", {}, "expected a map of model keys");
+  expect_error("data: {seq_len: 99999999999}", "data.seq_len");
+  expect_error("- a\n- b", "expected a map");
+}
+
+TEST(ConfigErrors, OutOfRange) {
+  expect_error("model: {n_head: 0}", "model.n_head");
+  expect_error("model: {n_layer: -1}", "model.n_layer");
+  expect_error("model: {d_model: 0}", "model.d_model");
+  expect_error("model: {d_head: 0}", "model.d_head");
+  expect_error("model: {pos: alibi}", "model.pos", {}, "rope learned");
+  expect_error("data: {seq_len: 0}", "data.seq_len");
+  expect_error("train: {steps: 0}", "train.steps");
+  expect_error("train: {batch_size: -4}", "train.batch_size");
+  expect_error("train: {lr: 0}", "train.lr");
+  expect_error("train: {min_lr: -0.1}", "train.min_lr");
+  expect_error("train: {lr: 0.001, min_lr: 0.01}", "train.min_lr", {}, "train.lr");
+  expect_error("train: {steps: 10, warmup_steps: 11}", "train.warmup_steps", {}, "train.steps");
+  expect_error("train: {warmup_steps: -1}", "train.warmup_steps");
+  expect_error("train: {grad_clip: -1}", "train.grad_clip");
+  expect_error("train: {beta1: 1}", "train.beta1");
+  expect_error("train: {beta2: -0.1}", "train.beta2");
+  expect_error("train: {log_interval: 0}", "train.log_interval");
+  expect_error("train: {checkpoint_interval: -1}", "train.checkpoint_interval");
+  expect_error("train: {weight_decay: -1}", "train.weight_decay");
+  expect_error("eval: {interval: 0}", "eval.interval");
+  expect_error("eval: {batches: 0}", "eval.batches");
+  expect_error("metrics: {bias_interval: 0}", "metrics.bias_interval");
+  expect_error("metrics: {bias_batches: 0}", "metrics.bias_batches");
+  expect_error("sample: {temperature: 0}", "sample.temperature");
+  expect_error("sample: {tokens: 0}", "sample.tokens");
+  expect_error("sample: {count: -1}", "sample.count");
+  expect_error("sample: {top_k: -1}", "sample.top_k");
+  expect_error("runtime: {threads: 0}", "runtime.threads");
+  expect_error("runtime: {workers: 0}", "runtime.workers");
+  expect_error("attention: {learned_init: 1}", "attention.learned_init");
+  expect_error("attention: {learned_init: 0}", "attention.learned_init");
+}
+
+TEST(ConfigErrors, Attention) {
+  expect_error("attention: {variants: []}", "attention.variants", {}, "non-empty");
+  expect_error("attention: {variants: xsa}", "attention.variants");
+  expect_error("attention: {variants: [sa, 1.5]}", "attention.variants", {}, "entry 2");
+  expect_error("attention: {variants: [sa, -0.5]}", "attention.variants");
+  expect_error("attention: {variants: [sa, xsax]}", "attention.variants", {}, "xsax");
+  expect_error("attention: {variants: [sa, xsa, sa]}", "attention.variants", {}, "duplicate variant 'sa'");
+  expect_error("attention: {variants: [0.5, 0.50]}", "attention.variants", {}, "lambda=0.5");
+  expect_error("attention: {layers: [0, 2]}", "attention.layers", {}, "model.n_layer = 2");
+  expect_error("attention: {layers: [1, 1]}", "attention.layers", {}, "twice");
+  expect_error("attention: {layers: [-1]}", "attention.layers");
+  expect_error("attention: {lambda: 2}", "attention.lambda");
+  expect_error("attention: {lambda: sa}", "attention.lambda");
+  expect_error("attention: {lambda: 0.5, variants: [sa]}", "attention.lambda", {}, "both");
+  expect_error("", "attention.lambda", {"attention.lambda=0.5", "attention.variants=[sa]"}, "both");
+}
+
+TEST(ConfigErrors, MalformedYamlHasLineAndColumn) {
+  std::string msg = error_of("train:\n  steps: [1, 2\n");
+  ASSERT_FALSE(msg.empty());
+  EXPECT_EQ(msg.rfind(kSrc + ":", 0), 0u) << msg;
+  EXPECT_NE(msg.find("invalid YAML"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  msg = error_of("a: b: c\n");
+  EXPECT_NE(msg.find(kSrc + ":1:"), std::string::npos) << msg;
+}
+
+TEST(ConfigErrors, BadOverrides) {
+  expect_error("", "train.steps", {"train.steps"}, "expected key=value");
+  expect_error("", "=5", {"=5"}, "expected key=value");
+  expect_error("", "train.steps", {"train.steps=abc"}, "--set train.steps=abc");
+  expect_error("", "train.steps", {"train.steps=[1,"}, "not valid YAML");
+  expect_error("", "attention.variants", {"attention.variants=[sa,sa]"}, "duplicate");
+  expect_error("", "train.min_lr", {"train.min_lr=1"}, "--set train.min_lr=1");
+}
+
+TEST(ConfigErrors, LoadMissingFileNamesIt) {
+  try {
+    load_config("/nonexistent/cfg.yaml");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/cfg.yaml"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace xsa

@@ -1,0 +1,181 @@
+// Sweep files: parsing, grid expansion (order, overrides, run ids), validation and sharding.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "xsa/sweep/runner.h"
+#include "xsa/sweep/sweep.h"
+#include "xsa/util/error.h"
+
+namespace xsa {
+namespace {
+
+const std::string kBase = std::string(XSA_FIXTURES_DIR) + "/sweep/base.yaml";
+const std::string kSweepPath = "sweeps/s.yaml";
+
+SweepSpec spec_of(const std::string& body) {
+  return parse_sweep("base: " + kBase + "\n" + body, kSweepPath);
+}
+
+std::vector<std::string> ids(const std::vector<SweepPoint>& points) {
+  std::vector<std::string> out;
+  for (const auto& p : points) out.push_back(p.run_id);
+  return out;
+}
+
+// Parses (and validates) and returns the InputError message, "" if accepted.
+std::string error_of(const std::string& text) {
+  try {
+    SweepSpec spec = parse_sweep(text, kSweepPath);
+    validate_points(spec, expand_grid(spec));
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void expect_error(const std::string& text, const std::string& must_contain) {
+  SCOPED_TRACE(text);
+  std::string msg = error_of(text);
+  ASSERT_FALSE(msg.empty()) << "expected an InputError";
+  EXPECT_NE(msg.find(kSweepPath), std::string::npos) << msg;
+  EXPECT_NE(msg.find(must_contain), std::string::npos) << msg;
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+}
+
+TEST(SweepGrid, CartesianProductLastKeyFastest) {
+  SweepSpec spec = spec_of("grid: {attention.lambda: [0.0, 0.5], data.seq_len: [64, 128], seed: [1, 2, 3]}");
+  auto points = expand_grid(spec);
+  ASSERT_EQ(points.size(), 12u);
+  EXPECT_EQ(points[0].run_id, "lambda=0_seq_len=64_seed=1");
+  EXPECT_EQ(points[1].run_id, "lambda=0_seq_len=64_seed=2");
+  EXPECT_EQ(points[3].run_id, "lambda=0_seq_len=128_seed=1");
+  EXPECT_EQ(points[6].run_id, "lambda=0.5_seq_len=64_seed=1");
+  EXPECT_EQ(points[11].run_id, "lambda=0.5_seq_len=128_seed=3");
+  EXPECT_EQ(points[11].overrides,
+            (std::vector<std::string>{"attention.lambda=0.5", "data.seq_len=128", "seed=3"}));
+  for (std::size_t i = 0; i < points.size(); ++i) EXPECT_EQ(points[i].index, i);
+  EXPECT_EQ(points[6].values["attention.lambda"], 0.5);
+  EXPECT_EQ(points[6].values["seed"], 1);
+  EXPECT_EQ(spec.name, "s");  // file stem
+  EXPECT_EQ(spec.base_path, kBase);
+}
+
+TEST(SweepGrid, SingleValuesAndSetAreOverridesNotIds) {
+  SweepSpec spec = spec_of(
+      "name: mine\ngrid: {attention.lambda: [1.0], data.seq_len: [64, 256]}\nset: {train.steps: 5, name: \"a "
+      "b\"}");
+  auto points = expand_grid(spec);
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(ids(points), (std::vector<std::string>{"seq_len=64", "seq_len=256"}));
+  // The sweep's set first, then the grid values; a quoted string stays quoted for the trainer.
+  EXPECT_EQ(points[1].overrides, (std::vector<std::string>{"train.steps=5", "name=\"a b\"",
+                                                           "attention.lambda=1.0", "data.seq_len=256"}));
+  EXPECT_EQ(spec.name, "mine");
+  // A grid with only single values is one point.
+  auto single = expand_grid(spec_of("grid: {seed: [4]}"));
+  ASSERT_EQ(single.size(), 1u);
+  EXPECT_EQ(single[0].run_id, "single");
+  EXPECT_EQ(single[0].overrides, std::vector<std::string>{"seed=4"});
+}
+
+TEST(SweepGrid, RunIdsAreCanonicalAndFilesystemSafe) {
+  auto points = expand_grid(spec_of(
+      "grid: {attention.lambda: [0.250, 1], seed: [1, 2], sample.seed: [7, 8], data.dir: [a/b, ../c]}"));
+  // seed and sample.seed share the short name: both use the full key.
+  EXPECT_EQ(points[0].run_id, "lambda=0.25_seed=1_sample.seed=7_dir=a-b");
+  EXPECT_EQ(points[1].run_id, "lambda=0.25_seed=1_sample.seed=7_dir=-.-c");
+  EXPECT_EQ(points.back().run_id, "lambda=1_seed=2_sample.seed=8_dir=-.-c");
+  for (const auto& p : points) EXPECT_EQ(p.run_id.find('/'), std::string::npos) << p.run_id;
+  // List values (e.g. whole variant lists) become one flow-list argument.
+  auto lists = expand_grid(spec_of("grid: {attention.variants: [[sa, xsa], [sa, 0.5, learned]]}"));
+  EXPECT_EQ(ids(lists), (std::vector<std::string>{"variants=sa,xsa", "variants=sa,0.5,learned"}));
+  EXPECT_EQ(lists[1].overrides, std::vector<std::string>{"attention.variants=[sa,0.5,learned]"});
+  EXPECT_NO_THROW(validate_points(spec_of("grid: {attention.variants: [[sa, xsa], [sa, 0.5]]}"), lists));
+  // Values that only differ in spelling would share a folder: rejected.
+  expect_error("base: " + kBase + "\ngrid: {attention.lambda: [0.5, 0.50]}", "run id 'lambda=0.5'");
+}
+
+TEST(SweepGrid, ShippedSweepConfigs) {
+  const std::string dir = std::string(XSA_SOURCE_DIR) + "/configs/";
+  SweepSpec lambda = load_sweep(dir + "sweep_lambda.yaml");
+  auto lp = expand_grid(lambda);
+  EXPECT_EQ(lp.size(), 15u);
+  EXPECT_EQ(lp[0].run_id, "lambda=0_seed=1");
+  EXPECT_EQ(lp[14].run_id, "lambda=1_seed=3");
+  EXPECT_NO_THROW(validate_points(lambda, lp));
+  SweepSpec seqlen = load_sweep(dir + "sweep_seqlen.yaml");
+  auto sp = expand_grid(seqlen);
+  ASSERT_EQ(sp.size(), 9u);
+  EXPECT_EQ(sp[0].run_id, "seq_len=64_seed=1");
+  EXPECT_EQ(sp[0].overrides[0], "attention.lambda=1.0");
+  EXPECT_NO_THROW(validate_points(seqlen, sp));
+  SweepSpec smoke = load_sweep(dir + "sweep_smoke.yaml");
+  EXPECT_EQ(expand_grid(smoke).size(), 4u);
+  EXPECT_NO_THROW(validate_points(smoke, expand_grid(smoke)));
+}
+
+TEST(SweepShard, ParseShard) {
+  Shard s = parse_shard("2/5");
+  EXPECT_EQ(s.index, 2);
+  EXPECT_EQ(s.count, 5);
+  EXPECT_EQ(parse_shard("0/1").count, 1);
+  for (const std::string bad :
+       {"5/5", "-1/4", "1", "a/b", "1/0", "/3", "2/", "1/2/3", " 1/2", "1.0/2", "+1/2"}) {
+    try {
+      parse_shard(bad);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("--shard '" + bad + "'"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(SweepShard, DisjointCompleteAndStable) {
+  auto all =
+      expand_grid(spec_of("grid: {attention.lambda: [0, 0.25, 0.5, 0.75, 1], data.seq_len: [64, 128, 256], "
+                          "seed: [1, 2, 3]}"));
+  ASSERT_EQ(all.size(), 45u);
+  for (int n = 1; n <= 7; ++n) {
+    std::multiset<std::string> seen;
+    for (int k = 0; k < n; ++k) {
+      for (const auto& p : shard_points(all, Shard{k, n})) {
+        EXPECT_EQ(p.index % n, static_cast<std::size_t>(k));
+        EXPECT_EQ(p.run_id, all[p.index].run_id);  // same ids as unsharded
+        seen.insert(p.run_id);
+      }
+    }
+    auto all_ids = ids(all);
+    EXPECT_EQ(seen, std::multiset<std::string>(all_ids.begin(), all_ids.end())) << "n=" << n;
+  }
+  EXPECT_EQ(summary_file_name(Shard{0, 1}), "summary.json");
+  EXPECT_EQ(summary_file_name(Shard{2, 4}), "summary.shard-2-of-4.json");
+}
+
+TEST(SweepErrors, BadSweepFiles) {
+  const std::string base = "base: " + kBase + "\n";
+  expect_error(base + "grid: {seed: [1]}\ngird: {}", "unknown key 'gird'");
+  expect_error(base + "grid: {}", "grid");
+  expect_error(base, "grid");
+  expect_error(base + "grid: {seed: []}", "grid.seed: empty list");
+  expect_error(base + "grid: {train.stepz: [1, 2]}", "train.stepz");
+  expect_error(base + "grid: {seed: [1]}\nset: {model.n_heads: 2}", "model.n_heads");
+  expect_error(base + "grid: {seed: [1]}\nset: {seed: 2}", "set.seed");
+  expect_error(base + "grid: {seed: [{a: 1}]}", "grid.seed");
+  expect_error("grid: {seed: [1]}", "base");
+  expect_error(base + "grid: [seed]", "grid");
+  expect_error(base + "name: a/b\ngrid: {seed: [1]}", "name");
+  expect_error(base + "grid: {seed: [1, 2\n", "invalid YAML");
+  // Wrong types and ranges are found by parsing the base config with each point's overrides.
+  expect_error(base + "grid: {seed: [1, abc]}", "point seed=abc");
+  expect_error(base + "grid: {attention.lambda: [0.5, 2]}", "attention.lambda");
+  expect_error(base + "grid: {train.steps: [5, 0]}", "train.steps");
+  expect_error(base + "grid: {seed: [1, 2]}\nset: {train.lr: fast}", "train.lr");
+  expect_error("base: missing.yaml\ngrid: {seed: [1]}", "missing.yaml");
+}
+
+}  // namespace
+}  // namespace xsa
