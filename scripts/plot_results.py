@@ -1,0 +1,373 @@
+#!/usr/bin/python3
+"""Plots for xsa results (schema xsa.results/1): the same inputs as xsa-inspect.
+
+Usage: scripts/plot_results.py PATH... --out DIR
+
+PATH is a results.json file or a folder searched recursively for results.json (a sweep folder, shards
+included). Writes into DIR:
+  loss_curves.png            val loss (solid, from "eval") and train loss (dashed, from log.jsonl next to
+                             results.json) per variant, averaged over experiments with the same seq_len
+  improvement_vs_lambda.png  mean improvement % vs λ with 95% Student t CI bars over seeds, per seq_len
+  improvement_vs_seq_len.png mean improvement % vs seq_len with 95% CI bars, per λ
+  bias_over_training.png     cos(y,v) (solid) and cos(z,v) (dashed) vs step per layer and variant
+A plot whose data is absent is skipped with a printed note. Exit code 2 with one line on bad input.
+
+Uses Debian's python3-matplotlib (run with /usr/bin/python3; a pyenv python3 may lack matplotlib).
+No SciPy needed: the t quantile comes from the regularized incomplete beta function, as in xsa-inspect.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+from collections import defaultdict
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless: no display on compute nodes
+import matplotlib.pyplot as plt  # noqa: E402
+
+SCHEMA = "xsa.results/1"
+
+
+class InputError(Exception):
+    pass
+
+
+# ---- statistics (mirrors src/xsa/report/stats.cpp) ---------------------------------------------------
+
+def _betacf(a, b, x):
+    tiny, eps = 1e-300, 1e-15
+    qab, qap, qam = a + b, a + 1, a - 1
+    c, d = 1.0, 1 - qab * x / qap
+    d = 1 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 501):
+        m2 = 2 * m
+        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)),
+                   -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+            d = 1 + aa * d
+            d = 1 / (d if abs(d) > tiny else tiny)
+            c = 1 + aa / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1) < eps:
+            break
+    return h
+
+
+def betainc(a, b, x):
+    if x <= 0 or x >= 1:
+        return max(0.0, min(1.0, x))
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1) / (a + b + 2):
+        return front * _betacf(a, b, x) / a
+    return 1 - front * _betacf(b, a, 1 - x) / b
+
+
+def t_cdf(t, dof):
+    tail = 0.5 * betainc(dof / 2, 0.5, dof / (dof + t * t))
+    return 1 - tail if t >= 0 else tail
+
+
+def t_quantile(p, dof):
+    lo, hi = 0.0, 1.0
+    while t_cdf(hi, dof) < p:
+        lo, hi = hi, hi * 2
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if t_cdf(mid, dof) < p else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def mean_and_ci_half(values):
+    """Mean and half-width of the 95% CI (None for n < 2: one seed says nothing about the noise)."""
+    n = len(values)
+    m = sum(values) / n
+    if n < 2:
+        return m, None
+    sd = math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1))
+    return m, t_quantile(0.975, n - 1) * sd / math.sqrt(n)
+
+
+# ---- reading -----------------------------------------------------------------------------------------
+
+def variant_lambda(run):
+    """(label, numeric λ or None), with the same precedence as xsa-inspect: variant_spec, lambda, name."""
+    spec = run.get("variant_spec")
+    name = run["variant"]
+    if isinstance(spec, dict):
+        lam = spec.get("lambda")
+        kind = spec.get("kind", name)
+    elif isinstance(run.get("lambda"), (int, float)):
+        lam, kind = run["lambda"], "fixed"
+    elif name == "sa":
+        lam, kind = 0.0, "fixed"
+    elif name == "xsa":
+        lam, kind = 1.0, "fixed"
+    elif name.startswith("lambda="):
+        try:
+            lam, kind = float(name[7:]), "fixed"
+        except ValueError:
+            lam, kind = None, name
+    else:
+        lam, kind = None, name
+    return ("%g" % lam if lam is not None else kind), lam
+
+
+def load_results(path):
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise InputError("%s: not a readable results.json (%s)" % (path, e))
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise InputError('%s: key schema: expected "%s"' % (path, SCHEMA))
+    try:
+        seq_len = int(doc["config"]["data"]["seq_len"])
+        for i, run in enumerate(doc["runs"]):
+            for key in ("variant", "final"):
+                if key not in run:
+                    raise InputError("%s: missing key runs[%d].%s" % (path, i, key))
+    except (KeyError, TypeError) as e:
+        raise InputError("%s: missing key %s" % (path, e))
+    doc["_seq_len"] = seq_len
+    doc["_path"] = path
+    doc["_log"] = read_log(os.path.join(os.path.dirname(path), "log.jsonl"))
+    return doc
+
+
+def read_log(path):
+    """{run: [(step, loss)]} from log.jsonl; missing file or odd lines are skipped (the log is optional)."""
+    out = defaultdict(list)
+    if not os.path.exists(path):
+        return out
+    with open(path) as f:
+        for line in f:
+            try:
+                rec = json.loads(line)
+                out[rec["run"]].append((rec["step"], rec["loss"]))
+            except (ValueError, KeyError, TypeError):
+                continue
+    return out
+
+
+def discover(paths):
+    files = []
+    for p in paths:
+        if not os.path.exists(p):
+            raise InputError("%s: no such file or folder" % p)
+        if os.path.isdir(p):
+            for root, _, names in os.walk(p):
+                if "results.json" in names:
+                    files.append(os.path.join(root, "results.json"))
+        else:
+            files.append(p)
+    unique = sorted({os.path.realpath(f): f for f in files}.values())
+    if not unique:
+        raise InputError("%s: no results.json found" % ", ".join(paths))
+    return [load_results(f) for f in unique]
+
+
+# ---- plots -------------------------------------------------------------------------------------------
+
+def average_curves(curves):
+    """Mean over curves of (step, value) pairs, step by step."""
+    by_step = defaultdict(list)
+    for curve in curves:
+        for step, value in curve:
+            by_step[step].append(value)
+    steps = sorted(by_step)
+    return steps, [sum(by_step[s]) / len(by_step[s]) for s in steps]
+
+
+def series_label(variant, seq_len, many_seq_lens):
+    return "%s, seq_len %d" % (variant, seq_len) if many_seq_lens else variant
+
+
+def plot_loss_curves(experiments, out):
+    val, train = defaultdict(list), defaultdict(list)
+    for e in experiments:
+        for run in e["runs"]:
+            key = (e["_seq_len"], run["variant"])
+            if run.get("eval"):
+                val[key].append([(p["step"], p["val_loss"]) for p in run["eval"]])
+            if e["_log"].get(run["variant"]):
+                train[key].append(e["_log"][run["variant"]])
+    if not val and not train:
+        return "no eval points in results.json and no log.jsonl"
+    # One panel per sequence length: losses at different context lengths are not comparable on one axis.
+    seq_lens = sorted({k[0] for k in list(val) + list(train)})
+    fig, axes = plt.subplots(1, len(seq_lens), figsize=(7 * len(seq_lens), 4.8), squeeze=False)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    variants = sorted({k[1] for k in list(val) + list(train)})
+    for ax, seq_len in zip(axes[0], seq_lens):
+        for i, variant in enumerate(variants):
+            color, key = colors[i % len(colors)], (seq_len, variant)
+            if key in train:
+                ax.plot(*average_curves(train[key]), "--", color=color, alpha=0.7, label=variant + " (train)")
+            if key in val:
+                ax.plot(*average_curves(val[key]), "o-", color=color, label=variant + " (val)")
+        ax.set_title("seq_len %d" % seq_len)
+        ax.set_xlabel("step")
+        ax.set_ylabel("loss")
+        ax.set_yscale("log")  # the early drop dwarfs the late differences between variants otherwise
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=8)
+    fig.suptitle("Train (dashed) and validation (solid) loss, mean over seeds")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "loss_curves.png"), dpi=110)
+    plt.close(fig)
+    return None
+
+
+def comparisons(experiments):
+    """(seq_len, λ label, numeric λ, improvement %) for every variant-vs-baseline pair."""
+    rows = []
+    for e in experiments:
+        runs = {r["variant"]: r for r in e["runs"]}
+        comps = e.get("comparisons")
+        if comps is None:  # derive as the trainer would: each variant vs the first run
+            base = e["runs"][0]
+            b = base["final"]["val_loss"]
+            comps = [{"baseline": base["variant"], "variant": r["variant"],
+                      "improvement_pct": 100 * (b - r["final"]["val_loss"]) / b} for r in e["runs"][1:]]
+        for c in comps:
+            label, lam = variant_lambda(runs[c["variant"]])
+            rows.append((e["_seq_len"], label, lam, c["improvement_pct"]))
+    return rows
+
+
+def errorbar_series(ax, xs, groups, label, shift):
+    """Mean ± CI per x; `shift` maps x to a slightly dodged position so bars of different series at the
+    same x stay readable."""
+    means, halves = zip(*(mean_and_ci_half(groups[x]) for x in xs))
+    # n = 1 has no interval: draw the point without a bar rather than a misleading zero-width one.
+    yerr = [h if h is not None else 0.0 for h in halves]
+    ax.errorbar([shift(x) for x in xs], means, yerr=yerr, fmt="o-", capsize=4, label=label)
+
+
+def plot_improvement_vs_lambda(experiments, out):
+    rows = [r for r in comparisons(experiments) if r[2] is not None]
+    if len({r[2] for r in rows}) < 2:
+        return "fewer than two fixed λ values among the comparisons"
+    by_len = defaultdict(lambda: defaultdict(list))
+    for seq_len, _, lam, imp in rows:
+        by_len[seq_len][lam].append(imp)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    lambdas = sorted({r[2] for r in rows})
+    step = 0.015 * (lambdas[-1] - lambdas[0])
+    for i, seq_len in enumerate(sorted(by_len)):
+        dodge = (i - (len(by_len) - 1) / 2) * step
+        errorbar_series(ax, sorted(by_len[seq_len]), by_len[seq_len], "seq_len %d" % seq_len,
+                        lambda x, d=dodge: x + d)
+    ax.axhline(0, color="gray", lw=0.8)
+    ax.set_xlabel("λ")
+    ax.set_ylabel("improvement over baseline (%)")
+    ax.set_title("Improvement vs λ (mean, 95% t CI over seeds)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "improvement_vs_lambda.png"), dpi=110)
+    plt.close(fig)
+    return None
+
+
+def plot_improvement_vs_seq_len(experiments, out):
+    rows = comparisons(experiments)
+    if len({r[0] for r in rows}) < 2:
+        return "fewer than two sequence lengths among the comparisons"
+    by_lam = defaultdict(lambda: defaultdict(list))
+    for seq_len, label, _, imp in rows:
+        by_lam[label][seq_len].append(imp)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    labels = sorted(by_lam, key=lambda s: (not s.replace(".", "", 1).isdigit(), s))
+    for i, label in enumerate(labels):
+        name = "λ=" + label if label.replace(".", "", 1).isdigit() else label
+        factor = 2 ** ((i - (len(labels) - 1) / 2) * 0.03)  # multiplicative dodge on the log axis
+        errorbar_series(ax, sorted(by_lam[label]), by_lam[label], name, lambda x, f=factor: x * f)
+    ax.axhline(0, color="gray", lw=0.8)
+    ax.set_xscale("log", base=2)
+    seq_lens = sorted({r[0] for r in rows})
+    ax.set_xticks(seq_lens)
+    ax.set_xticklabels([str(n) for n in seq_lens])
+    ax.minorticks_off()
+    ax.set_xlabel("sequence length")
+    ax.set_ylabel("improvement over baseline (%)")
+    ax.set_title("Improvement vs sequence length (mean, 95% t CI over seeds)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "improvement_vs_seq_len.png"), dpi=110)
+    plt.close(fig)
+    return None
+
+
+def plot_bias(experiments, out):
+    curves = defaultdict(lambda: defaultdict(list))  # (layer) -> (seq_len, variant, metric) -> [curve]
+    for e in experiments:
+        for run in e["runs"]:
+            per_layer = defaultdict(lambda: {"cos_y_v": [], "cos_z_v": []})
+            for point in run.get("bias") or []:
+                for layer in point["layers"]:
+                    for metric in ("cos_y_v", "cos_z_v"):
+                        per_layer[layer["layer"]][metric].append((point["step"], layer[metric]))
+            for layer, metrics in per_layer.items():
+                for metric, curve in metrics.items():
+                    curves[layer][(e["_seq_len"], run["variant"], metric)].append(curve)
+    if not curves:
+        return "no bias metrics in the results"
+    layers = sorted(curves)
+    many = len({k[0] for layer in layers for k in curves[layer]}) > 1
+    fig, axes = plt.subplots(1, len(layers), figsize=(5.5 * len(layers), 4.5), squeeze=False, sharey=True)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    series = sorted({k[:2] for layer in layers for k in curves[layer]})
+    for ax, layer in zip(axes[0], layers):
+        for i, (seq_len, variant) in enumerate(series):
+            color = colors[i % len(colors)]
+            label = series_label(variant, seq_len, many)
+            pre, post = (curves[layer].get((seq_len, variant, m)) for m in ("cos_y_v", "cos_z_v"))
+            for metric, style in (("cos_y_v", "o-"), ("cos_z_v", "x--")):
+                key = (seq_len, variant, metric)
+                # SA has z = y: its dashed line would only hide the solid one and double the legend.
+                if metric == "cos_z_v" and post == pre:
+                    continue
+                if key in curves[layer]:
+                    ax.plot(*average_curves(curves[layer][key]), style, color=color,
+                            label="%s %s" % (label, "cos(y,v)" if metric == "cos_y_v" else "cos(z,v)"))
+        ax.set_title("layer %d" % layer)
+        ax.set_xlabel("step")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("cosine (mean over heads, positions)")
+    axes[0][-1].legend(fontsize=7)
+    fig.suptitle("Attention similarity bias: cos(y,v) before (solid) and cos(z,v) after (dashed) the projection")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "bias_over_training.png"), dpi=110)
+    plt.close(fig)
+    return None
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("paths", nargs="+", help="results.json files or folders (searched recursively)")
+    parser.add_argument("--out", required=True, help="folder for the PNG files (created if missing)")
+    args = parser.parse_args(argv)
+    try:
+        experiments = discover(args.paths)
+    except InputError as e:
+        print("plot_results.py: error: %s" % e, file=sys.stderr)
+        return 2
+    os.makedirs(args.out, exist_ok=True)
+    plots = (("loss_curves.png", plot_loss_curves), ("improvement_vs_lambda.png", plot_improvement_vs_lambda),
+             ("improvement_vs_seq_len.png", plot_improvement_vs_seq_len), ("bias_over_training.png", plot_bias))
+    for name, fn in plots:
+        skipped = fn(experiments, args.out)
+        if skipped:
+            print("skipped %s: %s" % (name, skipped))
+        else:
+            print("wrote %s" % os.path.join(args.out, name))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

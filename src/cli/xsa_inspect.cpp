@@ -1,0 +1,65 @@
+// xsa-inspect PATH... [--format markdown|csv|json]: tables and statistics from results.json files or sweep
+// folders (searched recursively, so the shards of one sweep merge). The work lives in xsa/report.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "xsa/report/results.h"
+#include "xsa/report/tables.h"
+#include "xsa/util/cli_main.h"
+#include "xsa/util/error.h"
+
+namespace {
+
+struct InspectOptions {
+  std::vector<std::string> paths;
+  std::string format = "markdown";
+};
+
+void setup_inspect_cli(CLI::App& app, InspectOptions& opt) {
+  app.description(
+      "Tables from xsa results: paired runs (final val loss ± SEM, Δ vs baseline, improvement %), "
+      "comparisons "
+      "grouped by λ and by sequence length with a 95% Student t CI of the paired difference over seeds, bias "
+      "metrics per layer and a verdict per group (better / worse / within noise).\n"
+      "CSV: one block per section separated by blank lines; each block has a header row starting with "
+      "\"section\" and each row repeats the section key (paired, by_lambda, by_seq_len, bias, verdicts, "
+      "notes).");
+  app.add_option("paths", opt.paths, "results.json files or folders (searched recursively for results.json)")
+      ->required();
+  app.add_option("--format", opt.format, "output format")
+      ->check(CLI::IsMember({"markdown", "md", "csv", "json"}))
+      ->capture_default_str();
+  app.set_version_flag("--version", std::string("xsa-inspect ") + XSA_VERSION + " (no LibTorch linked)");
+}
+
+int run_inspect(const InspectOptions& opt) {
+  const xsa::report::Format format = xsa::report::parse_format(opt.format);
+  const xsa::report::Discovery found = xsa::report::discover_results(opt.paths);
+  std::cout << xsa::report::render(xsa::report::build_report(found.experiments, found.notes), format);
+  return xsa::kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return xsa::run_guarded("xsa-inspect", [&] {
+    CLI::App app{"xsa-inspect"};
+    InspectOptions opt;
+    setup_inspect_cli(app, opt);
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+      return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+      // CLI11 would print a multi-line hint; the shared contract is one line and exit 2.
+      std::string what = e.what();
+      if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+      throw xsa::InputError(what);
+    }
+    return run_inspect(opt);
+  });
+}

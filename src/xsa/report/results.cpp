@@ -1,0 +1,376 @@
+#include "xsa/report/results.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "xsa/util/error.h"
+#include "xsa/util/fs.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace xsa::report {
+
+VariantSpec variant_spec_from_name(const std::string& variant) {
+  VariantSpec spec;
+  if (variant == "sa") {
+    spec.lambda = 0.0;
+  } else if (variant == "xsa") {
+    spec.lambda = 1.0;
+  } else if (variant.rfind("lambda=", 0) == 0) {
+    const std::string number = variant.substr(7);
+    char* end = nullptr;
+    double value = std::strtod(number.c_str(), &end);
+    if (!number.empty() && end && *end == '\0' && std::isfinite(value)) {
+      spec.lambda = value;
+    } else {
+      spec.kind = variant;
+    }
+  } else {
+    spec.kind = variant;
+  }
+  return spec;
+}
+
+std::string variant_group_label(const VariantSpec& spec) {
+  if (!spec.lambda) return spec.kind;
+  // Shortest representation that round-trips well enough for grid values like 0.25 or 1.
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", *spec.lambda);
+  return buf;
+}
+
+const RunResult* ExperimentResult::find_run(const std::string& variant) const {
+  for (const auto& run : runs)
+    if (run.variant == variant) return &run;
+  return nullptr;
+}
+
+namespace {
+
+// Walks a JSON document and reports the dotted path of whatever is missing or mistyped, so every error is
+// one line naming the file and the key.
+class Reader {
+ public:
+  explicit Reader(std::string source) : source_(std::move(source)) {}
+
+  [[noreturn]] void fail(const std::string& what) const { throw InputError(source_ + ": " + what); }
+
+  const json& need(const json& obj, const std::string& key, const std::string& where) const {
+    auto it = obj.find(key);
+    if (it == obj.end()) fail("missing key " + join(where, key));
+    return *it;
+  }
+  const json* maybe(const json& obj, const std::string& key) const {
+    auto it = obj.find(key);
+    return (it == obj.end() || it->is_null()) ? nullptr : &*it;
+  }
+
+  double number(const json& v, const std::string& path) const {
+    if (!v.is_number()) fail("key " + path + ": expected a number, got " + v.type_name());
+    return v.get<double>();
+  }
+  std::int64_t integer(const json& v, const std::string& path) const {
+    if (!v.is_number_integer()) fail("key " + path + ": expected an integer, got " + v.type_name());
+    return v.get<std::int64_t>();
+  }
+  std::string string(const json& v, const std::string& path) const {
+    if (!v.is_string()) fail("key " + path + ": expected a string, got " + v.type_name());
+    return v.get<std::string>();
+  }
+  const json& object(const json& v, const std::string& path) const {
+    if (!v.is_object()) fail("key " + path + ": expected an object, got " + v.type_name());
+    return v;
+  }
+  const json& array(const json& v, const std::string& path) const {
+    if (!v.is_array()) fail("key " + path + ": expected an array, got " + v.type_name());
+    return v;
+  }
+
+  double need_number(const json& obj, const std::string& key, const std::string& where) const {
+    return number(need(obj, key, where), join(where, key));
+  }
+  std::optional<double> opt_number(const json& obj, const std::string& key, const std::string& where) const {
+    const json* v = maybe(obj, key);
+    return v ? std::optional<double>(number(*v, join(where, key))) : std::nullopt;
+  }
+  std::optional<std::int64_t> opt_integer(const json& obj, const std::string& key,
+                                          const std::string& where) const {
+    const json* v = maybe(obj, key);
+    return v ? std::optional<std::int64_t>(integer(*v, join(where, key))) : std::nullopt;
+  }
+
+  static std::string join(const std::string& where, const std::string& key) {
+    return where.empty() ? key : where + "." + key;
+  }
+  static std::string index(const std::string& where, std::size_t i) {
+    return where + "[" + std::to_string(i) + "]";
+  }
+
+ private:
+  std::string source_;
+};
+
+RunResult parse_run(const Reader& r, const json& doc, const std::string& where) {
+  r.object(doc, where);
+  RunResult run;
+  run.variant = r.string(r.need(doc, "variant", where), Reader::join(where, "variant"));
+
+  // Spec precedence: the explicit variant_spec, then the top-level "lambda", then the name.
+  run.spec = variant_spec_from_name(run.variant);
+  if (const json* spec = r.maybe(doc, "variant_spec")) {
+    const std::string at = Reader::join(where, "variant_spec");
+    r.object(*spec, at);
+    run.spec.kind = r.string(r.need(*spec, "kind", at), Reader::join(at, "kind"));
+    run.spec.lambda = r.opt_number(*spec, "lambda", at);
+  } else if (auto lambda = r.opt_number(doc, "lambda", where)) {
+    run.spec.kind = "fixed";
+    run.spec.lambda = lambda;
+  }
+  run.seed = r.opt_integer(doc, "seed", where);
+  if (const json* checksum = r.maybe(doc, "init_checksum"))
+    run.init_checksum = r.string(*checksum, Reader::join(where, "init_checksum"));
+
+  if (const json* eval = r.maybe(doc, "eval")) {
+    const std::string at = Reader::join(where, "eval");
+    r.array(*eval, at);
+    for (std::size_t i = 0; i < eval->size(); ++i) {
+      const std::string item = Reader::index(at, i);
+      const json& e = r.object((*eval)[i], item);
+      run.eval.push_back({r.integer(r.need(e, "step", item), Reader::join(item, "step")),
+                          r.need_number(e, "val_loss", item)});
+    }
+  }
+
+  const std::string fat = Reader::join(where, "final");
+  const json& final = r.object(r.need(doc, "final", where), fat);
+  run.final.val_loss = r.need_number(final, "val_loss", fat);
+  run.final.val_loss_sem = r.opt_number(final, "val_loss_sem", fat);
+  run.final.eval_tokens = r.opt_integer(final, "eval_tokens", fat);
+  run.final.train_loss = r.opt_number(final, "train_loss", fat);
+
+  if (const json* bias = r.maybe(doc, "bias")) {
+    const std::string at = Reader::join(where, "bias");
+    r.array(*bias, at);
+    for (std::size_t i = 0; i < bias->size(); ++i) {
+      const std::string item = Reader::index(at, i);
+      const json& b = r.object((*bias)[i], item);
+      BiasPoint point;
+      point.step = r.integer(r.need(b, "step", item), Reader::join(item, "step"));
+      const std::string lat = Reader::join(item, "layers");
+      const json& layers = r.array(r.need(b, "layers", item), lat);
+      for (std::size_t l = 0; l < layers.size(); ++l) {
+        const std::string li = Reader::index(lat, l);
+        const json& lj = r.object(layers[l], li);
+        LayerBias layer;
+        layer.layer = static_cast<int>(r.integer(r.need(lj, "layer", li), Reader::join(li, "layer")));
+        layer.cos_y_v = r.need_number(lj, "cos_y_v", li);
+        layer.cos_z_v = r.need_number(lj, "cos_z_v", li);
+        layer.attn_diag = r.need_number(lj, "attn_diag", li);
+        layer.value_cos = r.need_number(lj, "value_cos", li);
+        if (const json* heads = r.maybe(lj, "lambda_per_head")) {
+          const std::string hat = Reader::join(li, "lambda_per_head");
+          r.array(*heads, hat);
+          for (std::size_t h = 0; h < heads->size(); ++h)
+            layer.lambda_per_head.push_back(r.number((*heads)[h], Reader::index(hat, h)));
+        }
+        point.layers.push_back(std::move(layer));
+      }
+      run.bias.push_back(std::move(point));
+    }
+  }
+  return run;
+}
+
+}  // namespace
+
+ExperimentResult parse_results(const json& doc, const std::string& source) {
+  Reader r(source);
+  if (!doc.is_object()) r.fail(std::string("expected a JSON object (results.json), got ") + doc.type_name());
+  const std::string schema = r.string(r.need(doc, "schema", ""), "schema");
+  if (schema != kResultsSchema)
+    r.fail("key schema: expected \"" + std::string(kResultsSchema) + "\", got \"" + schema + "\"");
+
+  ExperimentResult result;
+  result.source = source;
+  fs::path parent = fs::path(source).parent_path();
+  result.name = r.string(r.need(doc, "name", ""), "name");
+  result.label = parent.filename().empty() ? result.name : parent.filename().string();
+
+  result.config = r.object(r.need(doc, "config", ""), "config");
+  const json& data = r.object(r.need(result.config, "data", "config"), "config.data");
+  result.seq_len = r.integer(r.need(data, "seq_len", "config.data"), "config.data.seq_len");
+  result.seed = r.opt_integer(result.config, "seed", "config");
+
+  const json& runs = r.array(r.need(doc, "runs", ""), "runs");
+  if (runs.empty()) r.fail("key runs: expected at least one run, got an empty array");
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    result.runs.push_back(parse_run(r, runs[i], Reader::index("runs", i)));
+    if (!result.runs.back().seed) result.runs.back().seed = result.seed;
+  }
+
+  if (const json* comparisons = r.maybe(doc, "comparisons")) {
+    r.array(*comparisons, "comparisons");
+    for (std::size_t i = 0; i < comparisons->size(); ++i) {
+      const std::string at = Reader::index("comparisons", i);
+      const json& c = r.object((*comparisons)[i], at);
+      Comparison cmp;
+      cmp.baseline = r.string(r.need(c, "baseline", at), at + ".baseline");
+      cmp.variant = r.string(r.need(c, "variant", at), at + ".variant");
+      cmp.delta_val_loss = r.need_number(c, "delta_val_loss", at);
+      cmp.improvement_pct = r.need_number(c, "improvement_pct", at);
+      if (!result.find_run(cmp.baseline) || !result.find_run(cmp.variant))
+        r.fail("key " + at + ": names a variant that is not in runs (" + cmp.baseline + " vs " + cmp.variant +
+               ")");
+      result.comparisons.push_back(std::move(cmp));
+    }
+  } else {
+    // Older or hand-made files: derive the comparisons the trainer would have written (each vs the first).
+    const RunResult& base = result.runs.front();
+    for (std::size_t i = 1; i < result.runs.size(); ++i) {
+      const RunResult& run = result.runs[i];
+      result.comparisons.push_back(
+          {base.variant, run.variant, run.final.val_loss - base.final.val_loss,
+           100.0 * (base.final.val_loss - run.final.val_loss) / base.final.val_loss});
+    }
+  }
+  return result;
+}
+
+ExperimentResult read_results(const std::string& path) {
+  const std::string text = read_file(path);
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) throw InputError(path + ": not valid JSON (expected a results.json)");
+  return parse_results(doc, path);
+}
+
+json to_json(const ExperimentResult& result) {
+  json doc;
+  doc["schema"] = kResultsSchema;
+  doc["name"] = result.name;
+  doc["config"] = result.config;
+  json runs = json::array();
+  for (const auto& run : result.runs) {
+    json j;
+    j["variant"] = run.variant;
+    j["variant_spec"] = {{"kind", run.spec.kind},
+                         {"lambda", run.spec.lambda ? json(*run.spec.lambda) : json()}};
+    j["lambda"] = run.spec.lambda ? json(*run.spec.lambda) : json();
+    if (run.seed) j["seed"] = *run.seed;
+    j["init_checksum"] = run.init_checksum;
+    j["eval"] = json::array();
+    for (const auto& e : run.eval) j["eval"].push_back({{"step", e.step}, {"val_loss", e.val_loss}});
+    json final = {{"val_loss", run.final.val_loss}};
+    if (run.final.val_loss_sem) final["val_loss_sem"] = *run.final.val_loss_sem;
+    if (run.final.eval_tokens) final["eval_tokens"] = *run.final.eval_tokens;
+    if (run.final.train_loss) final["train_loss"] = *run.final.train_loss;
+    j["final"] = final;
+    j["bias"] = json::array();
+    for (const auto& point : run.bias) {
+      json layers = json::array();
+      for (const auto& l : point.layers) {
+        json lj = {{"layer", l.layer},
+                   {"cos_y_v", l.cos_y_v},
+                   {"cos_z_v", l.cos_z_v},
+                   {"attn_diag", l.attn_diag},
+                   {"value_cos", l.value_cos}};
+        if (!l.lambda_per_head.empty()) lj["lambda_per_head"] = l.lambda_per_head;
+        layers.push_back(lj);
+      }
+      j["bias"].push_back({{"step", point.step}, {"layers", layers}});
+    }
+    runs.push_back(j);
+  }
+  doc["runs"] = runs;
+  doc["comparisons"] = json::array();
+  for (const auto& c : result.comparisons)
+    doc["comparisons"].push_back({{"baseline", c.baseline},
+                                  {"variant", c.variant},
+                                  {"delta_val_loss", c.delta_val_loss},
+                                  {"improvement_pct", c.improvement_pct}});
+  return doc;
+}
+
+namespace {
+
+bool is_summary_file(const fs::path& p) {
+  const std::string name = p.filename().string();
+  return name.rfind("summary", 0) == 0 && p.extension() == ".json";
+}
+
+// Points a sweep summary lists whose results.json is not there (yet): worth a note, never an error, since
+// shards of a running sweep land in the same folder at different times.
+void note_missing_points(const fs::path& summary, const std::set<std::string>& found,
+                         std::vector<std::string>& notes) {
+  json doc = json::parse(read_file(summary.string()), nullptr, false);
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("points") || !doc["points"].is_array()) {
+    notes.push_back(summary.string() + ": ignored (not a sweep summary with \"points\")");
+    return;
+  }
+  std::vector<std::string> missing;
+  for (const auto& point : doc["points"]) {
+    if (!point.is_object() || !point.contains("run_id") || !point["run_id"].is_string()) continue;
+    const std::string id = point["run_id"].get<std::string>();
+    fs::path expected = fs::weakly_canonical(summary.parent_path() / id / "results.json");
+    if (found.count(expected.string())) continue;
+    std::string status = point.contains("status") && point["status"].is_string()
+                             ? point["status"].get<std::string>()
+                             : std::string("unknown");
+    missing.push_back(id + " (" + status + ")");
+  }
+  if (missing.empty()) return;
+  std::string line =
+      summary.string() + ": " + std::to_string(missing.size()) + " point(s) without results.json: ";
+  for (std::size_t i = 0; i < missing.size(); ++i) line += (i ? ", " : "") + missing[i];
+  notes.push_back(line);
+}
+
+}  // namespace
+
+Discovery discover_results(const std::vector<std::string>& paths) {
+  std::vector<fs::path> result_files;
+  std::vector<fs::path> summaries;
+  for (const auto& path : paths) {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) throw InputError(path + ": no such file or folder");
+    if (!fs::is_directory(path, ec)) {
+      result_files.emplace_back(path);
+      continue;
+    }
+    for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (!it->is_regular_file(ec)) continue;
+      if (it->path().filename() == "results.json")
+        result_files.push_back(it->path());
+      else if (is_summary_file(it->path()))
+        summaries.push_back(it->path());
+    }
+    if (ec) throw InputError(path + ": cannot list folder (" + ec.message() + ")");
+  }
+
+  // A file given twice (directly and through its folder) counts once.
+  std::set<std::string> seen;
+  std::vector<fs::path> unique;
+  for (const auto& p : result_files)
+    if (seen.insert(fs::weakly_canonical(p).string()).second) unique.push_back(p);
+  std::sort(unique.begin(), unique.end());
+
+  Discovery out;
+  if (unique.empty()) {
+    std::string joined;
+    for (std::size_t i = 0; i < paths.size(); ++i) joined += (i ? ", " : "") + paths[i];
+    throw InputError(joined + ": no results.json found");
+  }
+  for (const auto& p : unique) out.experiments.push_back(read_results(p.string()));
+
+  std::sort(summaries.begin(), summaries.end());
+  summaries.erase(std::unique(summaries.begin(), summaries.end()), summaries.end());
+  for (const auto& s : summaries) note_missing_points(s, seen, out.notes);
+  return out;
+}
+
+}  // namespace xsa::report

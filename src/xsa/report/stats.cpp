@@ -1,0 +1,152 @@
+#include "xsa/report/stats.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace xsa::report {
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+}
+
+double mean(const std::vector<double>& xs) {
+  if (xs.empty()) return kNaN;
+  double sum = 0;
+  for (double x : xs) sum += x;
+  return sum / static_cast<double>(xs.size());
+}
+
+double sample_sd(const std::vector<double>& xs) {
+  if (xs.size() < 2) return kNaN;
+  // Two-pass: subtracting the mean first avoids the cancellation of the sum-of-squares formula, which
+  // matters here because loss deltas are small numbers on top of similar losses.
+  const double m = mean(xs);
+  double ss = 0;
+  for (double x : xs) ss += (x - m) * (x - m);
+  return std::sqrt(ss / static_cast<double>(xs.size() - 1));
+}
+
+double standard_error(const std::vector<double>& xs) {
+  if (xs.size() < 2) return kNaN;
+  return sample_sd(xs) / std::sqrt(static_cast<double>(xs.size()));
+}
+
+namespace {
+
+// Continued fraction for I_x(a, b) by the modified Lentz method (Numerical Recipes §6.4); converges fast
+// for x < (a + 1) / (a + b + 2), the caller uses the symmetry I_x(a,b) = 1 - I_{1-x}(b,a) otherwise.
+double beta_continued_fraction(double a, double b, double x) {
+  constexpr int kMaxIterations = 500;
+  constexpr double kEps = 1e-15;
+  constexpr double kTiny = 1e-300;
+  const double qab = a + b, qap = a + 1, qam = a - 1;
+  double c = 1, d = 1 - qab * x / qap;
+  if (std::fabs(d) < kTiny) d = kTiny;
+  d = 1 / d;
+  double h = d;
+  for (int m = 1; m <= kMaxIterations; ++m) {
+    const double m2 = 2.0 * m;
+    double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+    d = 1 + aa * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1 + aa / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1 / d;
+    h *= d * c;
+    aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+    d = 1 + aa * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1 + aa / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1 / d;
+    const double delta = d * c;
+    h *= delta;
+    if (std::fabs(delta - 1) < kEps) break;
+  }
+  return h;
+}
+
+}  // namespace
+
+double regularized_incomplete_beta(double a, double b, double x) {
+  if (!(a > 0) || !(b > 0) || !(x >= 0) || !(x <= 1))
+    throw std::invalid_argument("regularized_incomplete_beta: need a, b > 0 and x in [0, 1]");
+  if (x == 0 || x == 1) return x;
+  // Prefactor x^a (1-x)^b / (a B(a,b)), in logs to stay finite for large a, b.
+  const double log_front =
+      std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
+  if (x < (a + 1) / (a + b + 2)) return std::exp(log_front) * beta_continued_fraction(a, b, x) / a;
+  return 1 - std::exp(log_front) * beta_continued_fraction(b, a, 1 - x) / b;
+}
+
+double student_t_cdf(double t, double dof) {
+  if (!(dof > 0)) throw std::invalid_argument("student_t_cdf: degrees of freedom must be > 0");
+  if (std::isinf(t)) return t > 0 ? 1.0 : 0.0;
+  // P(|T| > |t|) = I_{ν/(ν+t²)}(ν/2, 1/2); each tail holds half of it.
+  const double tail = 0.5 * regularized_incomplete_beta(dof / 2, 0.5, dof / (dof + t * t));
+  return t >= 0 ? 1 - tail : tail;
+}
+
+double student_t_quantile(double p, double dof) {
+  if (!(p > 0) || !(p < 1)) throw std::invalid_argument("student_t_quantile: p must be in (0, 1)");
+  if (!(dof > 0)) throw std::invalid_argument("student_t_quantile: degrees of freedom must be > 0");
+  if (p < 0.5) return -student_t_quantile(1 - p, dof);
+  // Bracket [0, hi] by doubling (ν = 1 and p close to 1 need large t), then bisect: the CDF is monotone, so
+  // bisection always converges and 200 halvings exhaust double precision.
+  double lo = 0, hi = 1;
+  while (student_t_cdf(hi, dof) < p) {
+    lo = hi;
+    hi *= 2;
+    if (hi > 1e300) return std::numeric_limits<double>::infinity();
+  }
+  for (int i = 0; i < 200 && hi - lo > 1e-14 * hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (student_t_cdf(mid, dof) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+PairedInterval paired_interval(const std::vector<double>& differences, double level) {
+  if (!(level > 0) || !(level < 1)) throw std::invalid_argument("paired_interval: level must be in (0, 1)");
+  PairedInterval ci;
+  ci.n = differences.size();
+  ci.mean = mean(differences);
+  if (ci.n < 2) return ci;
+  ci.sd = sample_sd(differences);
+  const double t = student_t_quantile(1 - (1 - level) / 2, static_cast<double>(ci.n - 1));
+  const double half = t * *ci.sd / std::sqrt(static_cast<double>(ci.n));
+  ci.low = ci.mean - half;
+  ci.high = ci.mean + half;
+  return ci;
+}
+
+std::size_t count_favouring_variant(const std::vector<double>& loss_deltas) {
+  std::size_t count = 0;
+  for (double d : loss_deltas)
+    if (d < 0) ++count;
+  return count;
+}
+
+Verdict verdict_for_loss_delta(const PairedInterval& ci) {
+  if (!ci.defined()) return Verdict::kUndefined;
+  if (*ci.high < 0) return Verdict::kBetter;
+  if (*ci.low > 0) return Verdict::kWorse;
+  return Verdict::kWithinNoise;
+}
+
+std::string verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::kBetter:
+      return "better";
+    case Verdict::kWorse:
+      return "worse";
+    case Verdict::kWithinNoise:
+      return "within noise";
+    case Verdict::kUndefined:
+      break;
+  }
+  return "undefined (n=1)";
+}
+
+}  // namespace xsa::report

@@ -1,0 +1,42 @@
+#pragma once
+// Small-sample statistics for paired experiments (a handful of seeds): Student t intervals computed from
+// the regularized incomplete beta function, so any n and confidence level works without tables.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace xsa::report {
+
+double mean(const std::vector<double>& xs);            // NaN for an empty vector
+double sample_sd(const std::vector<double>& xs);       // n-1 denominator; NaN for n < 2
+double standard_error(const std::vector<double>& xs);  // sample_sd / sqrt(n); NaN for n < 2
+
+// I_x(a, b), the regularized incomplete beta function, for a, b > 0 and x in [0, 1].
+double regularized_incomplete_beta(double a, double b, double x);
+// P(T <= t) for Student's t with `dof` > 0 degrees of freedom.
+double student_t_cdf(double t, double dof);
+// The t with P(T <= t) = p, for p in (0, 1); found by bisection on the CDF.
+double student_t_quantile(double p, double dof);
+
+// Confidence interval of the mean of paired differences: mean ± t_{1-α/2, n-1} · sd / √n.
+struct PairedInterval {
+  std::size_t n = 0;
+  double mean = 0;
+  std::optional<double> sd;   // absent for n < 2
+  std::optional<double> low;  // absent for n < 2: one pair says nothing about the noise
+  std::optional<double> high;
+  bool defined() const { return low.has_value(); }
+};
+PairedInterval paired_interval(const std::vector<double>& differences, double level = 0.95);
+
+// How many differences favour the variant, for "variant − baseline" loss differences (lower is better).
+std::size_t count_favouring_variant(const std::vector<double>& loss_deltas);
+
+enum class Verdict { kBetter, kWorse, kWithinNoise, kUndefined };
+// For a CI of "variant − baseline" loss: entirely below 0 -> better, above 0 -> worse, containing 0 ->
+// within noise; no CI (n = 1) -> undefined.
+Verdict verdict_for_loss_delta(const PairedInterval& ci);
+std::string verdict_name(Verdict v);  // "better" | "worse" | "within noise" | "undefined (n=1)"
+
+}  // namespace xsa::report

@@ -1,0 +1,59 @@
+#pragma once
+// The xsa-inspect report: paired runs, comparisons grouped by λ and by sequence length (Student t CIs over
+// seeds), bias metrics per layer, verdicts and notes. Built once as format-neutral tables, then rendered as
+// markdown (GitHub tables), CSV or JSON, so the three formats always carry the same numbers.
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "xsa/report/results.h"
+
+namespace xsa::report {
+
+enum class Format { kMarkdown, kCsv, kJson };
+// "markdown" | "md" | "csv" | "json"; anything else throws InputError.
+Format parse_format(const std::string& name);
+
+// An empty cell (std::monostate) means "not defined" (e.g. the CI of a single seed): "—" in markdown,
+// an empty field in CSV, null in JSON.
+using Cell = std::variant<std::monostate, std::string, double, std::int64_t>;
+
+struct Column {
+  std::string key;     // CSV header and JSON field name
+  std::string header;  // markdown header
+  int decimals = 4;    // markdown precision for doubles (CSV and JSON keep full precision)
+  bool show_sign = false;
+};
+
+struct Table {
+  std::string key;         // "paired", "by_lambda", "by_seq_len", "bias", "verdicts", "notes"
+  std::string title;       // markdown section heading
+  std::string empty_text;  // markdown text when there are no rows
+  bool as_list = false;    // markdown renders the "text" column as a bullet list instead of a table
+  std::vector<Column> columns;
+  std::vector<std::vector<Cell>> rows;
+
+  // Index of a column by key; throws std::out_of_range if absent.
+  std::size_t column(const std::string& key) const;
+};
+
+struct Report {
+  std::vector<Table> tables;
+  const Table& table(const std::string& key) const;  // throws std::out_of_range if absent
+};
+
+// Builds every section from the experiments (in the given order) and the discovery notes.
+Report build_report(const std::vector<ExperimentResult>& experiments,
+                    const std::vector<std::string>& notes = {});
+
+// Markdown: "## title" + GitHub table per section. CSV: one block per section, blocks separated by a blank
+// line; every block has its own header row whose first column is "section" and every row repeats the
+// section key, so `grep '^by_lambda,'` or splitting at blank lines both work. JSON: one object
+// {"schema": "xsa.inspect/1", "<section key>": [ {column key: value} ... ] ...}.
+std::string render(const Report& report, Format format);
+std::string render_markdown(const Report& report);
+std::string render_csv(const Report& report);
+std::string render_json(const Report& report);
+
+}  // namespace xsa::report

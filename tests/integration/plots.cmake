@@ -1,0 +1,24 @@
+# scripts/plot_results.py on the report fixtures (a single paired run + a two-shard sweep): every plot has
+# data there, so all four PNGs must be written and be PNG files. Debian's python3 (python3-matplotlib), not
+# whatever python3 is first on PATH.
+set(XSA_PLOT_PYTHON /usr/bin/python3 CACHE FILEPATH "python with matplotlib for scripts/plot_results.py")
+set(_plots_out ${CMAKE_BINARY_DIR}/tests/plots_out)
+add_test(NAME plots.fixtures_write_all_pngs
+  COMMAND bash -c [=[
+    set -e
+    out="$1"; shift
+    rm -rf "$out"
+    "$@" --out "$out"
+    for f in loss_curves improvement_vs_lambda improvement_vs_seq_len bias_over_training; do
+      [ "$(head -c 4 "$out/$f.png" | tail -c 3)" = PNG ] || { echo "missing or not a PNG: $out/$f.png"; exit 1; }
+    done
+  ]=] _ ${_plots_out} ${XSA_PLOT_PYTHON} ${CMAKE_SOURCE_DIR}/scripts/plot_results.py
+    ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single ${CMAKE_SOURCE_DIR}/tests/fixtures/report/sweep)
+
+# A wrong-schema file is bad input: exit code 2 and one line on stderr, like xsa-inspect.
+add_test(NAME plots.bad_input_exits_2
+  COMMAND bash -c [=[
+    err=$("$@" 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || { echo "rc=$rc stderr=$err"; exit 1; }
+  ]=] _ ${XSA_PLOT_PYTHON} ${CMAKE_SOURCE_DIR}/scripts/plot_results.py
+    ${CMAKE_SOURCE_DIR}/tests/fixtures/report/bad/wrong_schema.json --out ${CMAKE_BINARY_DIR}/tests/plots_bad_out)

@@ -1,0 +1,393 @@
+// results.json reading/discovery, the report tables and the xsa-inspect command, on the fixtures in
+// tests/fixtures/report (regenerate with make_fixtures.py there). Expected numbers are worked out by hand
+// from the fixture losses in the comments below, not from the code under test.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "xsa/report/results.h"
+#include "xsa/report/tables.h"
+#include "xsa/util/error.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace xsa::report {
+namespace {
+
+const std::string kFixtures = std::string(XSA_FIXTURES_DIR) + "/report";
+const std::string kSingle = kFixtures + "/single";
+const std::string kSweep = kFixtures + "/sweep";
+
+// ---- results.json reader -------------------------------------------------------------------------------
+
+TEST(Results, VariantSpecFromName) {
+  EXPECT_EQ(*variant_spec_from_name("sa").lambda, 0.0);
+  EXPECT_EQ(*variant_spec_from_name("xsa").lambda, 1.0);
+  EXPECT_EQ(*variant_spec_from_name("lambda=0.25").lambda, 0.25);
+  const VariantSpec odd = variant_spec_from_name("lambda=abc");
+  EXPECT_FALSE(odd.lambda.has_value());
+  EXPECT_EQ(variant_group_label(variant_spec_from_name("lambda=0.50")), "0.5");
+  EXPECT_EQ(variant_group_label(variant_spec_from_name("xsa")), "1");
+  EXPECT_EQ(variant_group_label({"learned", std::nullopt}), "learned");
+}
+
+TEST(Results, ReadsASinglePairedRunAndToleratesExtraFields) {
+  const ExperimentResult r = read_results(kSingle + "/tiny/results.json");
+  EXPECT_EQ(r.label, "tiny");
+  EXPECT_EQ(r.seq_len, 128);
+  EXPECT_EQ(*r.seed, 1337);
+  ASSERT_EQ(r.runs.size(), 3u);
+  EXPECT_EQ(r.runs[1].variant, "xsa");
+  EXPECT_EQ(r.runs[1].spec.kind, "fixed");
+  EXPECT_DOUBLE_EQ(*r.runs[1].spec.lambda, 1.0);
+  EXPECT_EQ(r.runs[2].spec.kind, "learned");
+  EXPECT_FALSE(r.runs[2].spec.lambda.has_value());
+  EXPECT_DOUBLE_EQ(r.runs[1].final.val_loss, 2.45);
+  EXPECT_DOUBLE_EQ(*r.runs[1].final.val_loss_sem, 0.012);
+  ASSERT_EQ(r.runs[2].bias.size(), 2u);
+  EXPECT_EQ(r.runs[2].bias[1].step, 100);
+  EXPECT_EQ(r.runs[2].bias[1].layers[0].lambda_per_head, (std::vector<double>{0.5, 0.7, 0.9, 0.3}));
+  ASSERT_EQ(r.comparisons.size(), 2u);
+  EXPECT_NEAR(r.comparisons[0].delta_val_loss, -0.05, 1e-12);
+  EXPECT_NEAR(r.comparisons[0].improvement_pct, 2.0, 1e-12);
+}
+
+TEST(Results, MissingComparisonsAreDerivedFromFinalLosses) {
+  json doc = to_json(read_results(kSingle + "/tiny/results.json"));
+  doc.erase("comparisons");
+  const ExperimentResult r = parse_results(doc, "mem.json");
+  ASSERT_EQ(r.comparisons.size(), 2u);
+  // learned: 2.47 - 2.50 = -0.03; 100 · 0.03 / 2.50 = 1.2 %.
+  EXPECT_EQ(r.comparisons[1].variant, "learned");
+  EXPECT_NEAR(r.comparisons[1].delta_val_loss, -0.03, 1e-12);
+  EXPECT_NEAR(r.comparisons[1].improvement_pct, 1.2, 1e-12);
+}
+
+TEST(Results, WriterRoundTrips) {
+  const ExperimentResult a = read_results(kSingle + "/tiny/results.json");
+  const ExperimentResult b = parse_results(to_json(a), a.source);
+  EXPECT_EQ(to_json(a), to_json(b));
+  EXPECT_EQ(b.runs[2].bias[1].layers[1].lambda_per_head.size(), 4u);
+  EXPECT_EQ(b.config, a.config);
+}
+
+std::string input_error(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "<no InputError>";
+}
+
+TEST(Results, ErrorsNameTheFileAndTheKeyOnOneLine) {
+  const std::string missing = kFixtures + "/bad/missing_key/results.json";
+  const std::string msg = input_error([&] { read_results(missing); });
+  EXPECT_EQ(msg, missing + ": missing key runs[1].final.val_loss");
+
+  const std::string schema = input_error([&] { read_results(kFixtures + "/bad/wrong_schema.json"); });
+  EXPECT_NE(schema.find("wrong_schema.json: key schema: expected \"xsa.results/1\""), std::string::npos);
+
+  json doc = to_json(read_results(kSingle + "/tiny/results.json"));
+  doc["config"]["data"]["seq_len"] = "long";
+  EXPECT_EQ(input_error([&] { parse_results(doc, "x.json"); }),
+            "x.json: key config.data.seq_len: expected an integer, got string");
+  doc = json::array();
+  EXPECT_NE(input_error([&] { parse_results(doc, "x.json"); }).find("x.json: expected a JSON object"),
+            std::string::npos);
+  EXPECT_NE(input_error([&] { read_results(kFixtures + "/bad/not_json.json"); }).find("not valid JSON"),
+            std::string::npos);
+}
+
+TEST(Results, DiscoversASweepAcrossShardsAndNotesMissingPoints) {
+  const Discovery d = discover_results({kSweep});
+  ASSERT_EQ(d.experiments.size(), 6u);
+  // Sorted by path: lambda0.5-seed1..3 then lambda1-seed1..3.
+  EXPECT_EQ(d.experiments.front().label, "lambda0.5-seed1");
+  EXPECT_EQ(d.experiments.back().label, "lambda1-seed3");
+  ASSERT_EQ(d.notes.size(), 1u);
+  EXPECT_NE(
+      d.notes[0].find("summary.shard-2-of-2.json: 1 point(s) without results.json: lambda1-seed4 (failed)"),
+      std::string::npos);
+}
+
+TEST(Results, DiscoveryDeduplicatesAndRejectsBadPaths) {
+  // The same file through its folder and directly counts once.
+  const Discovery d = discover_results({kSingle, kSingle + "/tiny/results.json"});
+  EXPECT_EQ(d.experiments.size(), 1u);
+
+  EXPECT_EQ(input_error([] { discover_results({"/nonexistent/xsa"}); }),
+            "/nonexistent/xsa: no such file or folder");
+  const fs::path empty = fs::temp_directory_path() / "xsa_inspect_empty_dir";
+  fs::create_directories(empty);
+  EXPECT_EQ(input_error([&] { discover_results({empty.string()}); }),
+            empty.string() + ": no results.json found");
+}
+
+// ---- report tables -------------------------------------------------------------------------------------
+
+Report fixture_report() {
+  Discovery d = discover_results({kSingle, kSweep});
+  return build_report(d.experiments, d.notes);
+}
+
+double num(const Table& t, std::size_t row, const std::string& col) {
+  return std::get<double>(t.rows.at(row).at(t.column(col)));
+}
+std::int64_t integer(const Table& t, std::size_t row, const std::string& col) {
+  return std::get<std::int64_t>(t.rows.at(row).at(t.column(col)));
+}
+std::string text(const Table& t, std::size_t row, const std::string& col) {
+  return std::get<std::string>(t.rows.at(row).at(t.column(col)));
+}
+bool empty(const Table& t, std::size_t row, const std::string& col) {
+  return std::holds_alternative<std::monostate>(t.rows.at(row).at(t.column(col)));
+}
+
+TEST(Report, PairedTableListsEveryRunWithDeltaOnVariantsOnly) {
+  const Report report = fixture_report();
+  const Table& t = report.table("paired");
+  ASSERT_EQ(t.rows.size(), 3u + 12u);  // tiny: sa, xsa, learned; sweep: 6 × (sa + variant)
+  // Rows follow the sorted paths: .../single/tiny before .../sweep/lam/...
+  EXPECT_EQ(text(t, 0, "experiment"), "tiny");
+  EXPECT_TRUE(empty(t, 0, "delta_val_loss"));
+  EXPECT_EQ(text(t, 1, "variant"), "xsa");
+  EXPECT_DOUBLE_EQ(num(t, 1, "val_loss"), 2.45);
+  EXPECT_DOUBLE_EQ(num(t, 1, "val_loss_sem"), 0.012);
+  EXPECT_NEAR(num(t, 1, "delta_val_loss"), -0.05, 1e-12);
+  EXPECT_NEAR(num(t, 1, "improvement_pct"), 2.0, 1e-9);
+  // lambda0.5-seed3: 1.91 vs 1.90 -> Δ +0.01, improvement 100·(-0.01)/1.90 = -0.526316 %.
+  EXPECT_EQ(text(t, 8, "experiment"), "lambda0.5-seed3");
+  EXPECT_EQ(text(t, 8, "variant"), "lambda=0.5");
+  EXPECT_EQ(text(t, 8, "lambda"), "0.5");
+  EXPECT_EQ(integer(t, 8, "seed"), 3);
+  EXPECT_NEAR(num(t, 8, "improvement_pct"), -0.526316, 1e-6);
+}
+
+TEST(Report, BySeqLenGroupsSeedsWithStudentTIntervals) {
+  const Report report = fixture_report();
+  const Table& t = report.table("by_seq_len");
+  // Sorted by seq_len, then λ (numbers before "learned").
+  ASSERT_EQ(t.rows.size(), 4u);
+
+  // seq_len 64, λ=0.5: Δ = {-0.02, -0.03, +0.01}; mean -0.0133333, sd 0.0208167, SEM 0.0120185,
+  // t_{0.975,2} = 4.302653 -> CI [-0.0650447, 0.0383781] contains 0. Improvements {1, 1.428571, -0.526316}:
+  // mean 0.634085, sd 1.027529, SEM 0.593244 -> CI [-1.918438, 3.186608]. 2 of 3 seeds lower the loss.
+  EXPECT_EQ(integer(t, 0, "seq_len"), 64);
+  EXPECT_EQ(text(t, 0, "lambda"), "0.5");
+  EXPECT_EQ(integer(t, 0, "n"), 3);
+  EXPECT_EQ(integer(t, 0, "favouring"), 2);
+  EXPECT_NEAR(num(t, 0, "mean_delta"), -0.0133333, 1e-6);
+  EXPECT_NEAR(num(t, 0, "delta_ci_low"), -0.0650447, 1e-6);
+  EXPECT_NEAR(num(t, 0, "delta_ci_high"), 0.0383781, 1e-6);
+  EXPECT_NEAR(num(t, 0, "mean_improvement_pct"), 0.634085, 1e-6);
+  EXPECT_NEAR(num(t, 0, "improvement_ci_low"), -1.918438, 1e-5);
+  EXPECT_NEAR(num(t, 0, "improvement_ci_high"), 3.186608, 1e-5);
+  EXPECT_EQ(text(t, 0, "verdict"), "within noise");
+
+  // seq_len 64, xsa (λ=1): Δ = {-0.05, -0.06, -0.04} -> CI [-0.0748414, -0.0251586] -> better, 3/3.
+  // Improvements {2.5, 2.857143, 2.105263}: mean 2.487469.
+  EXPECT_EQ(text(t, 1, "lambda"), "1");
+  EXPECT_EQ(integer(t, 1, "favouring"), 3);
+  EXPECT_NEAR(num(t, 1, "delta_ci_low"), -0.0748414, 1e-6);
+  EXPECT_NEAR(num(t, 1, "delta_ci_high"), -0.0251586, 1e-6);
+  EXPECT_NEAR(num(t, 1, "mean_improvement_pct"), 2.487469, 1e-6);
+  EXPECT_EQ(text(t, 1, "verdict"), "better");
+
+  // seq_len 128: single seed -> no CI, verdict undefined.
+  EXPECT_EQ(integer(t, 2, "seq_len"), 128);
+  EXPECT_EQ(integer(t, 2, "n"), 1);
+  EXPECT_TRUE(empty(t, 2, "delta_ci_low"));
+  EXPECT_TRUE(empty(t, 2, "improvement_ci_high"));
+  EXPECT_EQ(text(t, 2, "verdict"), "undefined (n=1)");
+  EXPECT_EQ(text(t, 3, "lambda"), "learned");
+}
+
+TEST(Report, ByLambdaPoolsSequenceLengths) {
+  const Report report = fixture_report();
+  const Table& t = report.table("by_lambda");
+  ASSERT_EQ(t.rows.size(), 3u);  // 0.5, 1, learned
+  // λ=1 pools seq_len 64 (three seeds) and 128 (one): Δ = {-0.05, -0.06, -0.04, -0.05}; mean -0.05,
+  // sd sqrt(0.0002/3) = 0.00816497, SEM 0.00408248, t_{0.975,3} = 3.182446 -> ± 0.0129923.
+  EXPECT_EQ(text(t, 1, "lambda"), "1");
+  EXPECT_EQ(text(t, 1, "seq_lens"), "64 128");
+  EXPECT_EQ(integer(t, 1, "n"), 4);
+  EXPECT_EQ(integer(t, 1, "favouring"), 4);
+  EXPECT_NEAR(num(t, 1, "mean_delta"), -0.05, 1e-12);
+  EXPECT_NEAR(num(t, 1, "delta_ci_low"), -0.0629923, 1e-6);
+  EXPECT_NEAR(num(t, 1, "delta_ci_high"), -0.0370077, 1e-6);
+  EXPECT_EQ(text(t, 1, "verdict"), "better");
+}
+
+TEST(Report, BiasMetricsAreFinalValuesAveragedOverSeeds) {
+  const Report report = fixture_report();
+  const Table& t = report.table("bias");
+  // 64/0.5 and 64/1 and 128/1 and 128/learned, two layers each.
+  ASSERT_EQ(t.rows.size(), 8u);
+  // Row 2 = seq_len 64, xsa, layer 0. Final (step 100) xsa cos_y_v over seeds = {0.30, 0.32, 0.34} -> 0.32,
+  // cos_z_v {0.01, 0.02, 0.03} -> 0.02; sa cos_y_v {0.40, 0.41, 0.42} -> 0.41, attn_diag {0.20,0.22,0.24} ->
+  // 0.22.
+  EXPECT_EQ(text(t, 2, "lambda"), "1");
+  EXPECT_EQ(integer(t, 2, "layer"), 0);
+  EXPECT_EQ(integer(t, 2, "n"), 3);
+  EXPECT_EQ(integer(t, 2, "step"), 100);
+  EXPECT_NEAR(num(t, 2, "var_cos_y_v"), 0.32, 1e-9);
+  EXPECT_NEAR(num(t, 2, "var_cos_z_v"), 0.02, 1e-9);
+  EXPECT_NEAR(num(t, 2, "base_cos_y_v"), 0.41, 1e-9);
+  EXPECT_NEAR(num(t, 2, "base_attn_diag"), 0.22, 1e-9);
+  EXPECT_TRUE(empty(t, 2, "var_lambda_mean"));
+  // Row 6 = seq_len 128, learned, layer 0: heads {0.5, 0.7, 0.9, 0.3} -> mean learned λ 0.6.
+  EXPECT_EQ(text(t, 6, "lambda"), "learned");
+  EXPECT_NEAR(num(t, 6, "var_lambda_mean"), 0.6, 1e-12);
+}
+
+TEST(Report, VerdictLinesPerGroupPlusPooledOnlyWhenItPools) {
+  const Report report = fixture_report();
+  const Table& t = report.table("verdicts");
+  // Four per-seq_len groups + one pooled line (λ=1 spans 64 and 128); λ=0.5 and learned pool nothing new.
+  ASSERT_EQ(t.rows.size(), 5u);
+  EXPECT_EQ(text(t, 0, "text"),
+            "λ=0.5 vs sa, seq_len 64: within noise — mean Δ -0.0133 (95% CI [-0.0650, +0.0384]), "
+            "improvement +0.63%, 2/3 seeds favour the variant");
+  EXPECT_EQ(text(t, 1, "verdict"), "better");
+  EXPECT_NE(text(t, 2, "text").find("CI undefined with a single seed"), std::string::npos);
+  EXPECT_EQ(text(t, 4, "scope"), "pooled");
+  EXPECT_EQ(text(t, 4, "verdict"), "better");
+}
+
+// ---- the xsa-inspect command ---------------------------------------------------------------------------
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+CommandResult run_inspect(const std::string& args) {
+  const std::string exe = std::string(XSA_BINARY_DIR) + "/xsa-inspect";
+  if (!fs::exists(exe)) ADD_FAILURE() << exe << " is not built (build the xsa-inspect target)";
+  const fs::path dir = fs::temp_directory_path() / ("xsa_inspect_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string cmd = exe + " " + args + " >" + (dir / "out").string() + " 2>" + (dir / "err").string();
+  const int status = std::system(cmd.c_str());
+  CommandResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(dir / "out");
+  r.err = slurp(dir / "err");
+  fs::remove_all(dir);
+  return r;
+}
+
+std::size_t count_lines(const std::string& s) {
+  std::size_t n = 0;
+  for (char c : s) n += (c == '\n');
+  return n;
+}
+
+TEST(InspectCli, MarkdownIsTheDefault) {
+  const CommandResult r = run_inspect(kSingle + " " + kSweep);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("## Paired runs"), std::string::npos);
+  EXPECT_NE(r.out.find("| tiny | 128 | 1337 | xsa | 1 | 2.4500 | 0.0120 | -0.0500 | +2.00 |"),
+            std::string::npos);
+  EXPECT_NE(
+      r.out.find("| 64 | sa | 0.5 | 3 | 2 | +0.63 | -1.92 | +3.19 | -0.0133 | -0.0650 | +0.0384 | within "
+                 "noise |"),
+      std::string::npos);
+  EXPECT_NE(r.out.find("| 128 | sa | 1 | 1 | 1 | +2.00 | — | — | -0.0500 | — | — | undefined (n=1) |"),
+            std::string::npos);
+  EXPECT_NE(r.out.find("- λ=1 vs sa, seq_len 64: better"), std::string::npos);
+  EXPECT_NE(r.out.find("lambda1-seed4 (failed)"), std::string::npos);
+}
+
+TEST(InspectCli, CsvHasOneBlockPerSectionWithASectionColumn) {
+  const CommandResult r = run_inspect(kSweep + " --format csv");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream in(r.out);
+  std::string line;
+  std::vector<std::string> headers;
+  std::size_t by_lambda_rows = 0;
+  std::string xsa_row;
+  while (std::getline(in, line)) {
+    if (line.rfind("section,", 0) == 0) headers.push_back(line);
+    if (line.rfind("by_lambda,", 0) == 0) {
+      ++by_lambda_rows;
+      if (line.rfind("by_lambda,sa,1,", 0) == 0) xsa_row = line;
+    }
+  }
+  ASSERT_EQ(headers.size(), 6u);  // paired, by_lambda, by_seq_len, bias, verdicts, notes
+  EXPECT_EQ(headers[1],
+            "section,baseline,lambda,seq_lens,n,favouring,mean_improvement_pct,improvement_ci_low,"
+            "improvement_ci_high,mean_delta,delta_ci_low,delta_ci_high,verdict");
+  EXPECT_EQ(by_lambda_rows, 2u);
+  // Full precision in CSV: mean Δ -0.05, CI low -0.0748414.
+  EXPECT_NE(xsa_row.find(",-0.05,-0.07484"), std::string::npos) << xsa_row;
+  EXPECT_NE(xsa_row.find(",better"), std::string::npos);
+}
+
+TEST(InspectCli, JsonCarriesEverySection) {
+  const CommandResult r = run_inspect(kSingle + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = json::parse(r.out);
+  EXPECT_EQ(doc["schema"], "xsa.inspect/1");
+  EXPECT_EQ(doc["paired"].size(), 3u);
+  ASSERT_EQ(doc["by_lambda"].size(), 2u);
+  EXPECT_EQ(doc["by_lambda"][0]["lambda"], "1");
+  EXPECT_TRUE(doc["by_lambda"][0]["delta_ci_low"].is_null());  // one seed: no CI
+  EXPECT_EQ(doc["by_lambda"][0]["verdict"], "undefined (n=1)");
+  EXPECT_NEAR(doc["by_lambda"][1]["mean_improvement_pct"].get<double>(), 1.2, 1e-9);
+  EXPECT_EQ(doc["bias"].size(), 4u);
+  EXPECT_EQ(doc["verdicts"].size(), 2u);
+  EXPECT_TRUE(doc["notes"].empty());
+}
+
+void expect_one_line_input_error(const std::string& args, const std::string& needle) {
+  const CommandResult r = run_inspect(args);
+  EXPECT_EQ(r.exit_code, 2) << args;
+  EXPECT_EQ(count_lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST(InspectCli, BadInputExitsTwoWithOneLine) {
+  expect_one_line_input_error("/nonexistent/results", "/nonexistent/results: no such file or folder");
+  expect_one_line_input_error(kFixtures + "/bad/wrong_schema.json", "key schema: expected \"xsa.results/1\"");
+  expect_one_line_input_error(kFixtures + "/bad/missing_key", "missing key runs[1].final.val_loss");
+  expect_one_line_input_error(kFixtures + "/bad/not_json.json", "not valid JSON");
+  const fs::path empty = fs::temp_directory_path() / "xsa_inspect_cli_empty_dir";
+  fs::create_directories(empty);
+  expect_one_line_input_error(empty.string(), "no results.json found");
+  expect_one_line_input_error(kSingle + " --format xml", "--format");
+  expect_one_line_input_error("", "paths");
+  expect_one_line_input_error(kSingle + " --no-such-flag", "--no-such-flag");
+}
+
+TEST(InspectCli, HelpAndVersion) {
+  const CommandResult help = run_inspect("--help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--format"), std::string::npos);
+  const CommandResult version = run_inspect("--version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_NE(version.out.find(XSA_VERSION), std::string::npos);
+}
+
+}  // namespace
+}  // namespace xsa::report
