@@ -1,0 +1,276 @@
+"""An independent PyTorch reference of the xsa GPT (GitHub issue 3).
+
+Written from the maths in docs/DESIGN.md and the header comments of src/xsa/model/gpt.h, not by
+translating gpt.cpp: layer norm, GELU, softmax, cross-entropy and RoPE are spelled out here, attention
+uses einsum, and the bias metrics use explicit masks. Parameter names equal the C++ module names
+("blocks.0.attn.qkv.weight", ...), so a C++ dump loads with load_state_dict(strict=True).
+
+    x = wte[idx] (+ wpe[:T] for learned positions);  x = LN(x) if embed_norm
+    per block (pre-LN):  x = x + Attn(LN_1(x));  x = x + MLP(LN_2(x))
+    logits = LN_f(x) @ W_out^T   (W_out = wte when tied, else lm_head)
+
+Attention per head h, with causal softmax weights a_ij (j <= i):
+    y_i = sum_j a_ij v_j
+    z_i = y_i - lambda_h (y_i . v^_i) v^_i,   v^_i = v_i / max(|v_i|, 1e-6)
+lambda_h is fixed (0 = SA, 1 = XSA), sigmoid(theta_h) ("learned") or g_h ("gate").
+
+Works in any floating dtype: the check runs it in float64, the reference trainer in float32.
+"""
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+XSA_EPS = 1e-6  # guards |v| = 0 in v^ (and |y|, |z| in the cosines); same value as kXsaEps in gpt.h
+LN_EPS = 1e-5   # LibTorch's LayerNorm default
+
+
+# ------------------------------------------------------------------------------------------------
+# Building blocks written out from their definitions. The numerics check uses these; the reference
+# trainer switches to PyTorch's fused built-ins (use_builtin_ops(True)), as a notebook user would
+# write them, so its speed is not handicapped by the written-out versions.
+
+_BUILTIN_OPS = False
+
+
+def use_builtin_ops(on=True):
+    global _BUILTIN_OPS
+    _BUILTIN_OPS = on
+
+
+def layer_norm(x, weight, bias):
+    if _BUILTIN_OPS:
+        return F.layer_norm(x, weight.shape, weight, bias, LN_EPS)
+    mean = x.mean(dim=-1, keepdim=True)
+    var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)  # biased variance, as nn.LayerNorm
+    return (x - mean) / torch.sqrt(var + LN_EPS) * weight + bias
+
+
+def gelu(x):
+    # The exact (erf) GELU: LibTorch's torch::gelu default, not the tanh approximation.
+    if _BUILTIN_OPS:
+        return F.gelu(x)
+    return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))
+
+
+def causal_softmax(scores):
+    """scores: (B, H, T, T) -> attention weights, row i spread over j <= i only."""
+    T = scores.shape[-1]
+    future = torch.ones(T, T, dtype=torch.bool).triu(1)  # j > i
+    scores = scores.masked_fill(future, float("-inf"))
+    if _BUILTIN_OPS:
+        return torch.softmax(scores, dim=-1)
+    e = torch.exp(scores - scores.amax(dim=-1, keepdim=True))
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def cross_entropy(logits, targets):
+    flat = logits.reshape(-1, logits.shape[-1])  # (B*T, V)
+    if _BUILTIN_OPS:
+        return F.cross_entropy(flat, targets.reshape(-1))
+    # mean over tokens of  logsumexp(logits) - logits[target]
+    picked = flat.gather(1, targets.reshape(-1, 1)).squeeze(1)  # (B*T)
+    return (torch.logsumexp(flat, dim=-1) - picked).mean()
+
+
+def safe_norm(x):
+    return torch.sqrt((x * x).sum(dim=-1)).clamp(min=XSA_EPS)
+
+
+def rope_tables(max_len, d_head, base=10000.0):
+    """cos, sin tables of shape (max_len, d_head), in float32.
+
+    GPT-NeoX half-split convention: channel c < D/2 pairs with channel c + D/2, and both use the
+    frequency base^(-2c/D). The angles are computed in float64 and rounded to float32 once (as the C++
+    model does), so both sides start from the same table values.
+    """
+    half = d_head // 2
+    freqs = [base ** (-2.0 * c / d_head) for c in range(half)]
+    angles = torch.tensor([[t * f for f in freqs] for t in range(max_len)], dtype=torch.float64)  # (T, D/2)
+    angles = torch.cat([angles, angles], dim=1)  # (T, D): both halves of a pair share an angle
+    return angles.cos().float(), angles.sin().float()
+
+
+def rotate(x, cos, sin):
+    """x: (B, H, T, D). Rotates each pair (x_c, x_{c+D/2}) by its angle: x cos + rotate_half(x) sin."""
+    half = x.shape[-1] // 2
+    rotated_half = torch.cat([-x[..., half:], x[..., :half]], dim=-1)  # (-x2, x1)
+    return x * cos + rotated_half * sin
+
+
+def exclusive(y, v, lam):
+    """z = y - lam (y . v^) v^.  y, v: (B, H, T, D); lam: (H) per-head lambda."""
+    v_hat = v / safe_norm(v).unsqueeze(-1)                      # (B, H, T, D)
+    along = torch.einsum("bhtd,bhtd->bht", y, v_hat)           # (B, H, T)  y . v^
+    return y - torch.einsum("h,bht,bhtd->bhtd", lam, along, v_hat)
+
+
+# ------------------------------------------------------------------------------------------------
+# The model.
+
+class Attention(nn.Module):
+    def __init__(self, d_model, n_head, d_head, kind="fixed", lam=0.0):
+        """kind: "fixed" (lam = the lambda), "learned" (lam = initial lambda) or "gate" (gates start at 0)."""
+        super().__init__()
+        self.n_head, self.d_head, self.kind, self.lam = n_head, d_head, kind, lam
+        self.qkv = nn.Linear(d_model, 3 * n_head * d_head, bias=False)  # rows: all q heads, all k, all v
+        self.proj = nn.Linear(n_head * d_head, d_model, bias=False)
+        if kind == "learned":
+            self.xsa_theta = nn.Parameter(torch.full((n_head,), math.log(lam / (1.0 - lam))))
+        elif kind == "gate":
+            self.xsa_gate = nn.Parameter(torch.zeros(n_head))
+
+    def head_lambdas(self, like):
+        if self.kind == "learned":
+            return torch.sigmoid(self.xsa_theta)
+        if self.kind == "gate":
+            return self.xsa_gate
+        return torch.full((self.n_head,), float(self.lam), dtype=like.dtype)
+
+    def forward(self, x, rope=None, probe=None):
+        B, T, _ = x.shape
+        H, D = self.n_head, self.d_head
+        q, k, v = self.qkv(x).split(H * D, dim=-1)  # 3 x (B, T, H*D)
+        q, k, v = (t.view(B, T, H, D).transpose(1, 2) for t in (q, k, v))  # (B, H, T, D) each
+        if rope is not None:
+            cos, sin = (t[:T].to(x.dtype) for t in rope)  # (T, D)
+            q, k = rotate(q, cos, sin), rotate(k, cos, sin)
+
+        att = causal_softmax(torch.einsum("bhid,bhjd->bhij", q, k) / math.sqrt(D))  # (B, H, T, T)
+        y = torch.einsum("bhij,bhjd->bhid", att, v)                                 # (B, H, T, D)
+
+        lam = self.head_lambdas(y)
+        z = y if (self.kind == "fixed" and self.lam == 0.0) else exclusive(y, v, lam)
+        if probe is not None:
+            probe.append(bias_metrics(att, y, z, v, lam))
+        merged = z.transpose(1, 2).reshape(B, T, H * D)  # (B, T, H*D), head-major channels
+        return self.proj(merged)
+
+
+class Mlp(nn.Module):
+    def __init__(self, d_model, ratio):
+        super().__init__()
+        self.fc = nn.Linear(d_model, ratio * d_model, bias=False)
+        self.proj = nn.Linear(ratio * d_model, d_model, bias=False)
+
+    def forward(self, x):
+        return self.proj(gelu(self.fc(x)))
+
+
+class LayerNorm(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.bias = nn.Parameter(torch.zeros(d))
+
+    def forward(self, x):
+        return layer_norm(x, self.weight, self.bias)
+
+
+class Block(nn.Module):
+    def __init__(self, cfg, kind, lam):
+        super().__init__()
+        self.ln_1 = LayerNorm(cfg["d_model"])
+        self.attn = Attention(cfg["d_model"], cfg["n_head"], cfg["d_head"], kind, lam)
+        self.ln_2 = LayerNorm(cfg["d_model"])
+        self.mlp = Mlp(cfg["d_model"], cfg["mlp_ratio"])
+
+    def forward(self, x, rope, probe):
+        x = x + self.attn(self.ln_1(x), rope, probe)
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT(nn.Module):
+    """cfg: the "model" section of an xsa config (n_layer, d_model, n_head, d_head, mlp_ratio, pos,
+    embed_norm, tie_embeddings). variant: ("fixed", lam) | ("learned", initial lam) | ("gate", None).
+    layers: the layers the variant applies to (None or empty = all); the others are SA."""
+
+    def __init__(self, cfg, vocab_size, max_len, variant=("fixed", 0.0), layers=None):
+        super().__init__()
+        self.cfg = cfg
+        kind, lam = variant
+        C = cfg["d_model"]
+        self.wte = nn.Embedding(vocab_size, C)
+        if cfg["pos"] == "learned":
+            self.wpe = nn.Embedding(max_len, C)
+        if cfg["embed_norm"]:
+            self.ln_emb = LayerNorm(C)
+        chosen = set(layers or range(cfg["n_layer"]))
+        self.blocks = nn.ModuleList(
+            Block(cfg, kind, lam) if l in chosen else Block(cfg, "fixed", 0.0) for l in range(cfg["n_layer"]))
+        self.ln_f = LayerNorm(C)
+        if not cfg["tie_embeddings"]:
+            self.lm_head = nn.Linear(C, vocab_size, bias=False)
+        self.rope = rope_tables(max_len, cfg["d_head"]) if cfg["pos"] == "rope" else None
+
+    def init_weights(self, generator):
+        """nanoGPT init: N(0, 0.02), residual projections N(0, 0.02/sqrt(2 n_layer)), LN (1, 0).
+        Draws in parameter registration order from `generator` (the C++ order too)."""
+        residual_std = 0.02 / math.sqrt(2 * self.cfg["n_layer"])
+        with torch.no_grad():
+            for name, p in self.named_parameters():
+                if name.endswith("xsa_theta") or name.endswith("xsa_gate"):
+                    continue  # keep their documented initial values
+                if "ln_" in name:
+                    p.fill_(1.0 if name.endswith("weight") else 0.0)
+                elif name.endswith("attn.proj.weight") or name.endswith("mlp.proj.weight"):
+                    p.normal_(0.0, residual_std, generator=generator)
+                else:
+                    p.normal_(0.0, 0.02, generator=generator)
+
+    def forward(self, idx, probe=None):
+        """idx: (B, T) int64 -> logits (B, T, V). probe: a list that receives one dict of bias
+        metrics per layer."""
+        T = idx.shape[1]
+        x = self.wte.weight[idx]  # (B, T, C)
+        if hasattr(self, "wpe"):
+            x = x + self.wpe.weight[:T]
+        if hasattr(self, "ln_emb"):
+            x = self.ln_emb(x)
+        for block in self.blocks:
+            x = block(x, self.rope, probe)
+        x = self.ln_f(x)
+        w_out = self.lm_head.weight if hasattr(self, "lm_head") else self.wte.weight  # (V, C)
+        return torch.einsum("btc,vc->btv", x, w_out)
+
+    def loss(self, logits, targets):
+        return cross_entropy(logits, targets)
+
+
+# ------------------------------------------------------------------------------------------------
+# Bias metrics (docs/DESIGN.md "Bias metrics"): per layer, averaged over batch, heads and positions.
+
+def cosine(a, b):
+    return (a * b).sum(dim=-1) / (safe_norm(a) * safe_norm(b))
+
+
+@torch.no_grad()
+def bias_metrics(att, y, z, v, lam):
+    """att: (B, H, T, T); y, z, v: (B, H, T, D); lam: (H).
+
+    Position 0 is left out of cos_y_v, cos_z_v and attn_diag: it can only attend to itself, so
+    y_0 = v_0 and a_00 = 1 whatever the weights. value_cos uses every ordered pair i != j. With T < 2
+    there is nothing to measure and all four are 0.
+    """
+    B, H, T, _ = v.shape
+    out = {"lambda_per_head": [float(x) for x in lam.detach()]}
+    if T < 2:
+        out.update(cos_y_v=0.0, cos_z_v=0.0, attn_diag=0.0, value_cos=0.0, cos_z_v_allowance=0.0)
+        return out
+    cos_y = cosine(y, v)[:, :, 1:]  # (B, H, T-1)
+    cos_z = cosine(z, v)[:, :, 1:]
+    out["cos_y_v"], out["cos_z_v"] = cos_y.mean().item(), cos_z.mean().item()
+    diag = torch.stack([att[:, :, i, i] for i in range(1, T)], dim=-1)  # (B, H, T-1)
+    out["attn_diag"] = diag.mean().item()
+    # mean cos(v_i, v_j) over ordered pairs i != j of one head, then over (B, H)
+    pair_cos = cosine(v.unsqueeze(3), v.unsqueeze(2))  # (B, H, T, T)
+    off_diagonal = ~torch.eye(T, dtype=torch.bool)
+    out["value_cos"] = pair_cos[..., off_diagonal].mean().item()
+    # Where z vanishes in exact arithmetic (lambda = 1 and a_ii = 1, so y_i = v_i), a computed z is
+    # pure rounding noise and its cosine with v is arbitrary in [-1, 1]. A comparison of cos_z_v
+    # between two implementations must allow (1 + |cos_i|) / N for each such position.
+    vanished = (safe_norm(z) <= 1e-4 * safe_norm(y))[:, :, 1:]  # (B, H, T-1)
+    out["cos_z_v_allowance"] = ((1.0 + cos_z.abs()) * vanished).sum().item() / cos_z.numel()
+    return out
