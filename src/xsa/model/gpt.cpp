@@ -69,17 +69,22 @@ void measure_bias(const torch::Tensor& att, const torch::Tensor& y, const torch:
                   LayerBias* probe) {
   torch::NoGradGuard no_grad;
   auto T = att.size(-1);
-  probe->cos_y_v = cosine_last_dim(y, v).mean().item<double>();
-  probe->cos_z_v = cosine_last_dim(z, v).mean().item<double>();
+  if (T < 2) {
+    *probe = LayerBias{};
+    return;
+  }
+  // Position 0 is excluded everywhere: it can only attend to itself, so y_0 = v_0 and a_00 = 1
+  // trivially, and under XSA z_0 is rounding noise whose cosine with v_0 means nothing.
+  auto later = [&](const torch::Tensor& t) { return t.narrow(2, 1, T - 1); };  // (B, H, T-1, ...)
+  probe->cos_y_v = cosine_last_dim(later(y), later(v)).mean().item<double>();
+  probe->cos_z_v = cosine_last_dim(later(z), later(v)).mean().item<double>();
   auto diag = att.diagonal(0, -2, -1);  // (B, H, T)
-  probe->attn_diag = T > 1 ? diag.narrow(-1, 1, T - 1).mean().item<double>() : 1.0;
-  if (T > 1) {
+  probe->attn_diag = diag.narrow(-1, 1, T - 1).mean().item<double>();
+  {
     auto v_hat = v / v.norm(2, {-1}, true).clamp_min(kXsaEps);                   // (B, H, T, D)
     auto gram = torch::matmul(v_hat, v_hat.transpose(-2, -1));                   // (B, H, T, T)
     auto off_diag = gram.sum({-2, -1}) - gram.diagonal(0, -2, -1).sum(-1);      // (B, H)
     probe->value_cos = (off_diag / static_cast<double>(T * (T - 1))).mean().item<double>();
-  } else {
-    probe->value_cos = 0.0;
   }
 }
 

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <fstream>
 #include <map>
@@ -41,6 +42,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Fault injection for the resume tests: XSA_FAULT_EXIT_AFTER_STEP=N ends the process abruptly (like
+// kill -9: no cleanup, no results) right after step N of any run has completed and been checkpointed.
+int fault_exit_step() {
+  const char* v = std::getenv("XSA_FAULT_EXIT_AFTER_STEP");
+  return v != nullptr ? std::atoi(v) : 0;
+}
 
 // Thrown inside a run when another run failed: stop quietly, the first failure is what gets reported.
 struct Aborted {};
@@ -181,6 +189,7 @@ class VariantRun {
     bias_ = state.at("bias");
     train_loss_ = state.at("train_loss");
     step_ms_ = state.at("step_ms").get<std::vector<double>>();
+    step_losses_ = state.at("step_losses").get<std::vector<double>>();
     prior_wall_s_ = state.at("wall_s").get<double>();
     init_checksum_ = state.at("init_checksum").get<std::string>();
     if (state.contains("result")) finished_result_ = state.at("result");
@@ -223,7 +232,7 @@ class VariantRun {
       ++step_;
       double ms = 1e3 * seconds_since(t0);
       step_ms_.push_back(ms);
-      recent_losses_.push_back(loss_value);
+      step_losses_.push_back(loss_value);
 
       if (step_ % cfg.train.log_interval == 0 || step_ == steps) {
         train_loss_.push_back({{"step", step_}, {"loss", loss_value}});
@@ -244,6 +253,7 @@ class VariantRun {
       } else if (cfg.train.checkpoint_interval > 0 && step_ % cfg.train.checkpoint_interval == 0) {
         save_checkpoint(prior_wall_s_ + seconds_since(t_start));
       }
+      if (step_ == fault_exit_step()) std::_Exit(86);
     }
   }
 
@@ -338,7 +348,9 @@ class VariantRun {
     final_window_losses_ = window_losses(model_, *s_.data.val, all_windows, cfg.data.seq_len, cfg.train.batch_size);
     double train_time_s = 0;
     for (double ms : step_ms_) train_time_s += ms / 1e3;
-    double recent_train_loss = mean_of(recent_losses_);
+    // Final training loss: mean over the last log_interval steps (one step is too noisy).
+    size_t tail = std::min<size_t>(step_losses_.size(), cfg.train.log_interval);
+    double recent_train_loss = mean_of(std::vector<double>(step_losses_.end() - tail, step_losses_.end()));
     json variant_spec = {{"kind", spec_.kind == VariantSpec::Kind::kFixed     ? "fixed"
                                   : spec_.kind == VariantSpec::Kind::kLearned ? "learned"
                                                                               : "gate"}};
@@ -377,6 +389,7 @@ class VariantRun {
                   {"bias", bias_},
                   {"train_loss", train_loss_},
                   {"step_ms", step_ms_},
+                  {"step_losses", step_losses_},
                   {"wall_s", wall_s},
                   {"init_checksum", init_checksum_}};
     if (!finished_result_.is_null()) state["result"] = finished_result_;
@@ -400,7 +413,7 @@ class VariantRun {
   int step_ = 0;
   json eval_ = json::array(), bias_ = json::array(), train_loss_ = json::array();
   std::vector<double> step_ms_;
-  std::vector<double> recent_losses_;
+  std::vector<double> step_losses_;  // training loss of every step so far
   std::vector<double> final_window_losses_;
   double prior_wall_s_ = 0;
   json finished_result_;

@@ -1,0 +1,284 @@
+// End-to-end tests of the xsa-train binary: outputs, determinism, pairing, resume, bad input.
+// Runs the real executable on a small dataset prepared by xsa-prepare (CTest fixture small_data).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+struct Outcome {
+  int code = -1;
+  std::string out, err;
+  int err_lines() const {
+    int n = 0;
+    for (char c : err) n += c == '\n';
+    return n;
+  }
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+class TrainE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(XSA_BINARY_DIR) / "test-work" /
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    write_config(dir_ / "config.yaml", std::string(XSA_TEST_DATA));
+  }
+
+  static void write_config(const fs::path& path, const std::string& data_dir) {
+    std::ofstream(path) << "name: e2e\nseed: 7\n"
+                        << "data: {dir: " << data_dir << ", seq_len: 32}\n"
+                        << "model: {n_layer: 2, d_model: 32, n_head: 2, d_head: 16}\n"
+                        << "attention: {variants: [sa, xsa]}\n"
+                        << "train: {steps: 16, batch_size: 8, warmup_steps: 2, log_interval: 4, "
+                           "checkpoint_interval: 8}\n"
+                        << "eval: {interval: 8, batches: 2}\n"
+                        << "metrics: {bias_interval: 8, bias_batches: 1}\n"
+                        << "sample: {count: 1, tokens: 8}\n"
+                        << "runtime: {threads: 1, workers: 2}\n";
+  }
+
+  Outcome train(const std::vector<std::string>& args, const std::string& env = "") {
+    std::string cmd = env + " " + quote(XSA_TRAIN_BIN) + " --quiet";
+    for (const auto& a : args) cmd += " " + quote(a);
+    fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
+    cmd += " >" + quote(out.string()) + " 2>" + quote(err.string());
+    int status = std::system(cmd.c_str());
+    Outcome o;
+    o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    o.out = slurp(out);
+    o.err = slurp(err);
+    return o;
+  }
+
+  // Trains the test config into `out` (with extra --set overrides) and returns results.json.
+  json train_ok(const std::string& out, const std::vector<std::string>& sets = {}) {
+    std::vector<std::string> args = {"--config", (dir_ / "config.yaml").string(), "--out", (dir_ / out).string()};
+    for (const auto& s : sets) {
+      args.push_back("--set");
+      args.push_back(s);
+    }
+    Outcome o = train(args);
+    EXPECT_EQ(o.code, 0) << o.err;
+    return json::parse(slurp(dir_ / out / "results.json"));
+  }
+
+  // The numbers of a result (what determinism promises), without timings and runtime settings.
+  static json numbers(json r) {
+    r.erase("environment");
+    r["config"].erase("runtime");
+    for (auto& run : r["runs"]) run.erase("timing");
+    return r;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(TrainE2E, WritesCompleteResultsLogAndConfig) {
+  json r = train_ok("run");
+  EXPECT_EQ(r["schema"], "xsa.results/1");
+  EXPECT_EQ(r["name"], "e2e");
+  for (const char* key : {"config", "version", "environment", "data", "runs", "comparisons"})
+    EXPECT_TRUE(r.contains(key)) << key;
+  for (const char* key : {"threads", "blas", "blas_threads", "workers", "host_cores", "peak_rss_mib"})
+    EXPECT_TRUE(r["environment"].contains(key)) << key;
+  EXPECT_EQ(r["environment"]["threads"], 1);
+  EXPECT_NE(r["environment"]["blas"].get<std::string>().find("OpenBLAS"), std::string::npos)
+      << "LibTorch is not using OpenBLAS: " << r["environment"]["blas"];
+  ASSERT_EQ(r["runs"].size(), 2u);
+  EXPECT_EQ(r["runs"][0]["variant"], "sa");
+  EXPECT_EQ(r["runs"][1]["variant"], "xsa");
+  EXPECT_EQ(r["runs"][0]["init_checksum"], r["runs"][1]["init_checksum"]);  // paired: same init
+  for (const auto& run : r["runs"]) {
+    std::vector<int> eval_steps, bias_steps;
+    for (const auto& e : run["eval"]) eval_steps.push_back(e["step"]);
+    for (const auto& b : run["bias"]) bias_steps.push_back(b["step"]);
+    EXPECT_EQ(eval_steps, (std::vector<int>{0, 8, 16}));
+    EXPECT_EQ(bias_steps, (std::vector<int>{0, 8, 16}));
+    double final_loss = run["final"]["val_loss"];
+    EXPECT_GT(final_loss, 1.0);
+    EXPECT_LT(final_loss, run["eval"][0]["val_loss"].get<double>());  // it learned something
+    EXPECT_GT(run["final"]["val_loss_sem"].get<double>(), 0.0);
+    EXPECT_EQ(run["bias"][0]["layers"].size(), 2u);
+    EXPECT_EQ(run["samples"].size(), 1u);
+    EXPECT_GT(run["timing"]["tokens_per_s"].get<double>(), 0.0);
+  }
+  // SA: z = y; XSA: z ⟂ v at every measurement.
+  for (const auto& b : r["runs"][0]["bias"])
+    for (const auto& l : b["layers"]) EXPECT_DOUBLE_EQ(l["cos_y_v"].get<double>(), l["cos_z_v"].get<double>());
+  for (const auto& b : r["runs"][1]["bias"])
+    for (const auto& l : b["layers"]) EXPECT_LT(std::abs(l["cos_z_v"].get<double>()), 1e-4);
+  // The comparison is computed from the two final losses.
+  ASSERT_EQ(r["comparisons"].size(), 1u);
+  double b = r["runs"][0]["final"]["val_loss"], v = r["runs"][1]["final"]["val_loss"];
+  EXPECT_DOUBLE_EQ(r["comparisons"][0]["delta_val_loss"].get<double>(), v - b);
+  EXPECT_DOUBLE_EQ(r["comparisons"][0]["improvement_pct"].get<double>(), 100.0 * (b - v) / b);
+  // log.jsonl: one line per logged step per run, with the documented fields.
+  std::istringstream log(slurp(dir_ / "run" / "log.jsonl"));
+  std::string line;
+  std::map<std::string, int> lines_per_run;
+  while (std::getline(log, line)) {
+    json j = json::parse(line);
+    for (const char* key : {"run", "step", "loss", "lr", "grad_norm", "ms"}) EXPECT_TRUE(j.contains(key)) << key;
+    lines_per_run[j["run"]]++;
+  }
+  EXPECT_EQ(lines_per_run["sa"], 4);
+  EXPECT_EQ(lines_per_run["xsa"], 4);
+  EXPECT_TRUE(fs::exists(dir_ / "run" / "config.yaml"));
+}
+
+TEST_F(TrainE2E, RerunsAndConcurrentWorkersAreBitIdentical) {
+  json concurrent = train_ok("a");
+  json again = train_ok("b");
+  json sequential = train_ok("c", {"runtime.workers=1"});
+  EXPECT_EQ(numbers(concurrent), numbers(again));
+  EXPECT_EQ(numbers(concurrent), numbers(sequential));
+}
+
+TEST_F(TrainE2E, LambdaZeroIsBitIdenticalToSa) {
+  json r = train_ok("run", {"attention.variants=[sa, 0]"});
+  ASSERT_EQ(r["runs"].size(), 2u);
+  EXPECT_EQ(r["runs"][1]["variant"], "lambda=0");
+  for (const char* key : {"eval", "final", "train_loss", "samples", "init_checksum"})
+    EXPECT_EQ(r["runs"][0][key], r["runs"][1][key]) << key;
+  EXPECT_EQ(r["comparisons"][0]["delta_val_loss"], 0.0);
+}
+
+TEST_F(TrainE2E, ResumeAfterKillEqualsUninterruptedRun) {
+  json uninterrupted = train_ok("full");
+  std::vector<std::string> args = {"--config", (dir_ / "config.yaml").string(), "--out", (dir_ / "killed").string()};
+  Outcome killed = train(args, "XSA_FAULT_EXIT_AFTER_STEP=12");
+  EXPECT_EQ(killed.code, 86);
+  EXPECT_FALSE(fs::exists(dir_ / "killed" / "results.json"));
+  EXPECT_TRUE(fs::exists(dir_ / "killed" / "checkpoints"));
+  Outcome refused = train(args);  // an unfinished run is not silently restarted
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_NE(refused.err.find("--resume"), std::string::npos) << refused.err;
+  args.push_back("--resume");
+  Outcome resumed = train(args);
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  json r = json::parse(slurp(dir_ / "killed" / "results.json"));
+  EXPECT_EQ(numbers(r), numbers(uninterrupted));
+  // The resumed log has each (run, step) exactly once.
+  std::istringstream log(slurp(dir_ / "killed" / "log.jsonl"));
+  std::string line;
+  std::set<std::pair<std::string, int>> seen;
+  while (std::getline(log, line)) {
+    json j = json::parse(line);
+    EXPECT_TRUE(seen.insert({j["run"].get<std::string>(), j["step"].get<int>()}).second) << line;
+  }
+  EXPECT_EQ(seen.size(), 8u);
+}
+
+TEST_F(TrainE2E, RefusesToOverwriteAFinishedRunWithoutForce) {
+  train_ok("run");
+  std::string before = slurp(dir_ / "run" / "results.json");
+  std::vector<std::string> args = {"--config", (dir_ / "config.yaml").string(), "--out", (dir_ / "run").string()};
+  Outcome again = train(args);
+  EXPECT_EQ(again.code, 2);
+  EXPECT_EQ(again.err_lines(), 1) << again.err;
+  EXPECT_NE(again.err.find("finished run"), std::string::npos) << again.err;
+  EXPECT_EQ(slurp(dir_ / "run" / "results.json"), before);
+  args.push_back("--force");
+  EXPECT_EQ(train(args).code, 0);
+}
+
+TEST_F(TrainE2E, NonFiniteLossFailsWithExitOneAndNoResults) {
+  std::vector<std::string> args = {"--config", (dir_ / "config.yaml").string(), "--out", (dir_ / "nan").string(),
+                                   "--set", "train.lr=1e30", "--set", "train.min_lr=0", "--set", "train.grad_clip=0"};
+  Outcome o = train(args);
+  EXPECT_EQ(o.code, 1) << o.err;
+  EXPECT_EQ(o.err_lines(), 1) << o.err;
+  EXPECT_NE(o.err.find("loss became"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("at step"), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(dir_ / "nan" / "results.json"));
+}
+
+// Every bad input: exit code 2, one stderr line naming the problem, no output folder created.
+struct BadCase {
+  std::string name;
+  std::vector<std::string> sets;
+  std::string expect;                     // substring of the error line
+  std::string config_text;                // replaces the config file when set
+  std::string corrupt;                    // data corruption to apply to a copy of the data
+};
+
+// gtest prints parameters in test listings; keep CTest's names readable.
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
+
+class TrainBadInput : public TrainE2E, public ::testing::WithParamInterface<BadCase> {};
+
+TEST_P(TrainBadInput, ExitsTwoWithOneLineAndNoOutput) {
+  const BadCase& c = GetParam();
+  fs::path config = dir_ / "config.yaml";
+  if (!c.config_text.empty()) std::ofstream(config) << c.config_text;
+  if (!c.corrupt.empty()) {
+    fs::path copy = dir_ / "data";
+    fs::copy(XSA_TEST_DATA, copy);
+    write_config(config, copy.string());
+    if (c.corrupt == "meta") std::ofstream(copy / "meta.json") << "{ not json";
+    if (c.corrupt == "short_val") fs::resize_file(copy / "val.bin", fs::file_size(copy / "val.bin") - 2);
+    if (c.corrupt == "big_id") {
+      std::fstream f(copy / "train.bin", std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(100);
+      f.put(static_cast<char>(0xff)).put(static_cast<char>(0xff));
+    }
+    if (c.corrupt == "pieces") std::ofstream(copy / "pieces.json") << "[\"<unk>\", \"<s>\", \"</s>\"]";
+    if (c.corrupt == "missing") fs::remove_all(copy);
+  }
+  std::vector<std::string> args = {"--config", config.string(), "--out", (dir_ / "out").string()};
+  for (const auto& s : c.sets) {
+    args.push_back("--set");
+    args.push_back(s);
+  }
+  Outcome o = train(args);
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_EQ(o.err_lines(), 1) << o.err;
+  EXPECT_NE(o.err.find(c.expect), std::string::npos) << "stderr: " << o.err;
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, TrainBadInput,
+    ::testing::Values(BadCase{"unknown_key", {"model.n_heads=2"}, "model.n_heads", "", ""},
+                      BadCase{"lambda_out_of_range", {"attention.variants=[sa, 1.5]"}, "attention.variants", "", ""},
+                      BadCase{"zero_heads", {"model.n_head=0"}, "model.n_head", "", ""},
+                      BadCase{"zero_seq_len", {"data.seq_len=0"}, "data.seq_len", "", ""},
+                      BadCase{"seq_len_longer_than_data", {"data.seq_len=60000"}, "val.bin", "", ""},
+                      BadCase{"wrong_type", {"train.steps=lots"}, "train.steps", "", ""},
+                      BadCase{"set_without_equals", {"train.steps"}, "train.steps", "", ""},
+                      BadCase{"malformed_yaml", {}, "config.yaml", "model: [1, 2\n", ""},
+                      BadCase{"missing_data_folder", {}, "data", "", "missing"},
+                      BadCase{"meta_unreadable", {}, "meta.json", "", "meta"},
+                      BadCase{"token_file_length", {}, "val.bin", "", "short_val"},
+                      BadCase{"token_id_too_large", {}, "train.bin", "", "big_id"},
+                      BadCase{"vocab_mismatch_pieces", {}, "pieces.json", "", "pieces"}),
+    [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
+
+}  // namespace

@@ -1,0 +1,261 @@
+// The XSA projection and the model around it: hand-computed values, invariants, causality, init.
+#include <ATen/CPUGeneratorImpl.h>
+#include <gtest/gtest.h>
+#include <torch/utils.h>
+
+#include "xsa/model/gpt.h"
+
+namespace xsa {
+namespace {
+
+torch::Tensor randn(std::vector<int64_t> shape, uint64_t seed, torch::ScalarType dtype = torch::kDouble) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  return torch::randn(shape, gen, torch::TensorOptions().dtype(dtype));
+}
+
+TEST(ExclusiveProjection, HandComputedTwoDimensional) {
+  // y = (1, 2), v = (3, 0): v̂ = (1, 0), y·v̂ = 1, so XSA leaves (0, 2) and λ=0.5 leaves (0.5, 2).
+  auto y = torch::tensor({1.0, 2.0}, torch::kDouble).view({1, 1, 1, 2});
+  auto v = torch::tensor({3.0, 0.0}, torch::kDouble).view({1, 1, 1, 2});
+  auto z = exclusive_projection(y, v, 1.0);
+  EXPECT_DOUBLE_EQ(z[0][0][0][0].item<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(z[0][0][0][1].item<double>(), 2.0);
+  auto half = exclusive_projection(y, v, 0.5);
+  EXPECT_DOUBLE_EQ(half[0][0][0][0].item<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(half[0][0][0][1].item<double>(), 2.0);
+  // y = (1, 1), v = (1, 1): y is all along v, so nothing is left.
+  auto y2 = torch::tensor({1.0, 1.0}, torch::kDouble).view({1, 1, 1, 2});
+  EXPECT_LT(exclusive_projection(y2, y2, 1.0).abs().max().item<double>(), 1e-15);
+}
+
+TEST(ExclusiveProjection, OutputIsOrthogonalToOwnValue) {
+  auto y = randn({3, 4, 7, 16}, 1), v = randn({3, 4, 7, 16}, 2);
+  auto z = exclusive_projection(y, v, 1.0);
+  auto v_hat = v / v.norm(2, {-1}, true);
+  auto dots = (z * v_hat).sum(-1);  // (B, H, T)
+  EXPECT_LT(dots.abs().max().item<double>(), 1e-6);
+  // Float32, as in training: still orthogonal to float precision.
+  auto zf = exclusive_projection(y.to(torch::kFloat), v.to(torch::kFloat), 1.0);
+  auto dots_f = (zf.to(torch::kDouble) * v_hat).sum(-1);
+  EXPECT_LT(dots_f.abs().max().item<double>(), 1e-5);
+  // The part orthogonal to v is untouched: z = y − (y·v̂)v̂ exactly.
+  auto expected = y - (y * v_hat).sum(-1, true) * v_hat;
+  EXPECT_LT((z - expected).abs().max().item<double>(), 1e-12);
+}
+
+TEST(ExclusiveProjection, LambdaInterpolatesLinearly) {
+  auto y = randn({2, 3, 5, 8}, 3), v = randn({2, 3, 5, 8}, 4);
+  auto z0 = exclusive_projection(y, v, 0.0), z1 = exclusive_projection(y, v, 1.0);
+  auto zh = exclusive_projection(y, v, 0.5);
+  EXPECT_LT((z0 - y).abs().max().item<double>(), 1e-12);
+  EXPECT_LT((zh - 0.5 * (y + z1)).abs().max().item<double>(), 1e-12);
+  // The tensor-λ overload (per-head λ) agrees with the scalar one.
+  auto lam = torch::full({1, 3, 1, 1}, 0.5, torch::kDouble);
+  EXPECT_LT((exclusive_projection(y, v, lam) - zh).abs().max().item<double>(), 1e-12);
+}
+
+TEST(ExclusiveProjection, ZeroValueVectorIsHarmless) {
+  auto y = randn({1, 1, 3, 4}, 5), v = randn({1, 1, 3, 4}, 6);
+  v.select(2, 1).zero_();  // token 1 has v = 0: nothing to remove, no NaN
+  v.requires_grad_(true);
+  auto z = exclusive_projection(y, v, 1.0);
+  EXPECT_TRUE(torch::isfinite(z).all().item<bool>());
+  EXPECT_TRUE(torch::equal(z.select(2, 1), y.select(2, 1)));
+  z.sum().backward();
+  EXPECT_TRUE(torch::isfinite(v.grad()).all().item<bool>());
+}
+
+TEST(ExclusiveProjection, GradientMatchesFiniteDifferences) {
+  // Gradients flow through both y and v̂; check d/dv and d/dy of <w, z> numerically in float64.
+  auto y = randn({1, 2, 3, 4}, 7).requires_grad_(true);
+  auto v = randn({1, 2, 3, 4}, 8).requires_grad_(true);
+  auto w = randn({1, 2, 3, 4}, 9);
+  auto objective = [&](const torch::Tensor& yy, const torch::Tensor& vv) {
+    return (exclusive_projection(yy, vv, 0.7) * w).sum();
+  };
+  objective(y, v).backward();
+  const double h = 1e-6;
+  for (auto* param : {&y, &v}) {
+    auto flat = param->detach().clone().view({-1});
+    auto grad = param->grad().view({-1});
+    for (int64_t i = 0; i < flat.numel(); i += 5) {
+      torch::NoGradGuard no_grad;
+      auto plus = flat.clone(), minus = flat.clone();
+      plus[i] += h;
+      minus[i] -= h;
+      auto shape = param->sizes();
+      double fp = param == &y ? objective(plus.view(shape), v.detach()).item<double>()
+                              : objective(y.detach(), plus.view(shape)).item<double>();
+      double fm = param == &y ? objective(minus.view(shape), v.detach()).item<double>()
+                              : objective(y.detach(), minus.view(shape)).item<double>();
+      EXPECT_NEAR(grad[i].item<double>(), (fp - fm) / (2 * h), 1e-6) << (param == &y ? "dy" : "dv") << " at " << i;
+    }
+  }
+}
+
+ModelConfig small_model() {
+  ModelConfig m;
+  m.n_layer = 2;
+  m.d_model = 32;
+  m.n_head = 2;
+  m.d_head = 16;
+  return m;
+}
+
+Gpt make_model(const VariantSpec& variant, uint64_t seed, const AttentionConfig& attention = {},
+               const ModelConfig& m = small_model()) {
+  Gpt model(m, attention, variant, /*vocab=*/64, /*max_len=*/16);
+  model->init_weights(at::make_generator<at::CPUGeneratorImpl>(seed));
+  return model;
+}
+
+VariantSpec fixed(double lambda, bool keyword) {
+  VariantSpec v;
+  v.kind = VariantSpec::Kind::kFixed;
+  v.lambda = lambda;
+  v.from_keyword = keyword;
+  return v;
+}
+
+torch::Tensor tokens(uint64_t seed, int64_t B = 3, int64_t T = 16) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  return torch::randint(0, 64, {B, T}, gen, torch::kLong);
+}
+
+TEST(Gpt, SameSeedGivesSameSharedWeightsForEveryVariant) {
+  VariantSpec learned, gate;
+  learned.kind = VariantSpec::Kind::kLearned;
+  gate.kind = VariantSpec::Kind::kGate;
+  auto sa = make_model(fixed(0, true), 11);
+  for (const auto& variant : {fixed(1, true), fixed(0.5, false), learned, gate}) {
+    auto other = make_model(variant, 11);
+    EXPECT_EQ(other->weights_checksum(), sa->weights_checksum()) << variant.name();
+    auto a = sa->shared_parameters(), b = other->shared_parameters();
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i].second, b[i].second)) << a[i].first;
+  }
+  EXPECT_NE(make_model(fixed(0, true), 12)->weights_checksum(), sa->weights_checksum());
+}
+
+TEST(Gpt, InitFollowsNanoGptRules) {
+  ModelConfig m = small_model();
+  m.n_layer = 4;
+  m.d_model = 128;
+  m.n_head = 4;
+  m.d_head = 32;
+  auto model = make_model(fixed(1, true), 3, {}, m);
+  for (const auto& item : model->named_parameters()) {
+    const auto& name = item.key();
+    double sd = item.value().std().item<double>();
+    if (name.find("ln_") != std::string::npos) {
+      double expect = name.find("weight") != std::string::npos ? 1.0 : 0.0;
+      EXPECT_TRUE(torch::all(item.value() == expect).item<bool>()) << name;
+    } else if (name.find("proj.weight") != std::string::npos) {
+      EXPECT_NEAR(sd, 0.02 / std::sqrt(2.0 * 4), 0.002) << name;  // residual projections scaled
+    } else {
+      EXPECT_NEAR(sd, 0.02, 0.002) << name;
+    }
+  }
+}
+
+TEST(Gpt, LambdaZeroIsBitIdenticalToSa) {
+  auto sa = make_model(fixed(0, true), 21), lambda0 = make_model(fixed(0, false), 21);
+  auto idx = tokens(1);
+  EXPECT_TRUE(torch::equal(sa->forward(idx), lambda0->forward(idx)));
+  // XSA is really different on the same weights.
+  auto xsa = make_model(fixed(1, true), 21);
+  EXPECT_FALSE(torch::allclose(sa->forward(idx), xsa->forward(idx)));
+}
+
+TEST(Gpt, CausalOutputsIgnoreTheFuture) {
+  for (const std::string pos : {"rope", "learned"}) {
+    ModelConfig m = small_model();
+    m.pos = pos;
+    auto model = make_model(fixed(1, true), 31, {}, m);
+    auto idx = tokens(2);
+    auto changed = idx.clone();
+    const int64_t t = 6;
+    changed.narrow(1, t + 1, 16 - t - 1).random_(0, 64);
+    torch::NoGradGuard no_grad;
+    auto a = model->forward(idx).narrow(1, 0, t + 1), b = model->forward(changed).narrow(1, 0, t + 1);
+    EXPECT_LT((a - b).abs().max().item<double>(), 1e-6) << pos;
+    auto later_a = model->forward(idx).narrow(1, t + 1, 1), later_b = model->forward(changed).narrow(1, t + 1, 1);
+    EXPECT_GT((later_a - later_b).abs().max().item<double>(), 1e-4) << pos;  // the test can see a leak
+  }
+}
+
+TEST(Gpt, BiasProbeMatchesDefinitions) {
+  auto sa = make_model(fixed(0, true), 41), xsa = make_model(fixed(1, true), 41);
+  auto idx = tokens(3);
+  BiasProbe p_sa, p_xsa;
+  torch::NoGradGuard no_grad;
+  sa->forward(idx, &p_sa);
+  xsa->forward(idx, &p_xsa);
+  ASSERT_EQ(p_sa.layers.size(), 2u);
+  for (int l = 0; l < 2; ++l) {
+    EXPECT_DOUBLE_EQ(p_sa.layers[l].cos_y_v, p_sa.layers[l].cos_z_v);  // SA: z = y
+    EXPECT_LT(std::abs(p_xsa.layers[l].cos_z_v), 1e-5);                 // XSA: z ⟂ v
+    EXPECT_GT(p_sa.layers[l].attn_diag, 0.0);
+    EXPECT_LT(p_sa.layers[l].attn_diag, 1.0);
+  }
+  // Layer 0 sees identical inputs in both models, so its y, v and attention are the same.
+  EXPECT_DOUBLE_EQ(p_sa.layers[0].cos_y_v, p_xsa.layers[0].cos_y_v);
+  EXPECT_DOUBLE_EQ(p_sa.layers[0].attn_diag, p_xsa.layers[0].attn_diag);
+}
+
+TEST(Gpt, LearnedAndGateVariantsStartWhereDocumented) {
+  AttentionConfig attention;
+  attention.learned_init = 0.25;
+  VariantSpec learned, gate;
+  learned.kind = VariantSpec::Kind::kLearned;
+  gate.kind = VariantSpec::Kind::kGate;
+  auto l = make_model(learned, 5, attention);
+  EXPECT_TRUE(torch::allclose(l->effective_lambdas(), torch::full({2, 2}, 0.25), 1e-6, 1e-6));
+  auto g = make_model(gate, 5, attention);
+  EXPECT_TRUE(torch::equal(g->effective_lambdas(), torch::zeros({2, 2})));
+  // A zero gate is SA: same logits as the SA model on the same weights.
+  auto sa = make_model(fixed(0, true), 5, attention);
+  auto idx = tokens(4);
+  EXPECT_LT((g->forward(idx) - sa->forward(idx)).abs().max().item<double>(), 1e-6);
+  // The learned λ and the gate receive gradients (they can learn).
+  for (auto* m : {&l, &g}) {
+    (*m)->loss((*m)->forward(idx), tokens(5)).backward();
+    for (const auto& item : (*m)->named_parameters()) {
+      if (is_variant_parameter(item.key())) {
+        EXPECT_GT(item.value().grad().abs().sum().item<double>(), 0) << item.key();
+      }
+    }
+  }
+}
+
+TEST(Gpt, LayerSubsetLeavesOtherLayersAsSa) {
+  AttentionConfig attention;
+  attention.layers = {1};
+  auto plan = layer_attention_plan(small_model(), attention, fixed(1, true));
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_EQ(plan[0].lambda, 0.0);
+  EXPECT_EQ(plan[1].lambda, 1.0);
+  auto model = make_model(fixed(1, true), 6, attention);
+  BiasProbe probe;
+  torch::NoGradGuard no_grad;
+  model->forward(tokens(6), &probe);
+  EXPECT_DOUBLE_EQ(probe.layers[0].cos_y_v, probe.layers[0].cos_z_v);
+  EXPECT_LT(std::abs(probe.layers[1].cos_z_v), 1e-5);
+}
+
+TEST(Rope, RotationPreservesNormsAndRelativePositions) {
+  auto tables = make_rope_tables(16, 8);
+  auto q = randn({1, 1, 1, 8}, 1, torch::kFloat).expand({1, 1, 16, 8}).contiguous();
+  auto k = randn({1, 1, 1, 8}, 2, torch::kFloat).expand({1, 1, 16, 8}).contiguous();
+  auto rq = apply_rope(q, tables), rk = apply_rope(k, tables);
+  EXPECT_TRUE(torch::allclose(rq.norm(2, {-1}), q.norm(2, {-1}), 1e-5, 1e-5));
+  // <R_m q, R_n k> depends only on m − n.
+  auto dot = [&](int m, int n) { return (rq.select(2, m) * rk.select(2, n)).sum().item<double>(); };
+  EXPECT_NEAR(dot(3, 1), dot(10, 8), 1e-4);
+  EXPECT_NEAR(dot(5, 5), dot(0, 0), 1e-4);
+  // Position 0 is the identity.
+  EXPECT_TRUE(torch::allclose(rq.select(2, 0), q.select(2, 0)));
+}
+
+}  // namespace
+}  // namespace xsa
