@@ -174,8 +174,8 @@ json run_case(const Case& c, const std::string& out_dir) {
   auto targets = window.narrow(1, 1, kSeqLen).contiguous();  // (B, T)
 
   xsa::BiasProbe probe;
-  auto logits = model->forward(idx, &probe);  // (B, T, V)
-  auto loss = model->loss(logits, targets);
+  auto logits = model->forward(idx, &probe).detach();  // (B, T, V)
+  auto loss = model->forward_loss(idx, targets);  // the fused path training uses
   loss.backward();
 
   json tensors = json::object();

@@ -1,4 +1,5 @@
 #include "xsa/model/gpt.h"
+#include "xsa/model/lm_head_loss.h"
 
 #include <ATen/ATen.h>
 #include <torch/nn/functional/activation.h>
@@ -127,17 +128,21 @@ torch::Tensor CausalSelfAttentionImpl::effective_lambda() const {
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& mask,
                                                const RopeTables* rope, LayerBias* probe) {
   const auto B = x.size(0), T = x.size(1);
+  // One copy into head-major layout, so every batched matmul below reads contiguous (T, D) blocks
+  // (strided views made LibTorch clone them inside each matmul and its backward).
   auto qkv_heads = qkv->forward(x)
                        .view({B, T, 3, n_head_, d_head_})  // (B, T, 3, H, D)
-                       .permute({2, 0, 3, 1, 4});          // (3, B, H, T, D)
+                       .permute({2, 0, 3, 1, 4})           // (3, B, H, T, D)
+                       .contiguous();
   auto q = qkv_heads[0], k = qkv_heads[1], v = qkv_heads[2];  // (B, H, T, D) each
   if (rope != nullptr) {
     q = apply_rope(q, *rope);
     k = apply_rope(k, *rope);
   }
   const double scale = 1.0 / std::sqrt(static_cast<double>(d_head_));
-  auto att = torch::matmul(q, k.transpose(-2, -1)) * scale;  // (B, H, T, T)
-  att = att.masked_fill(mask, -std::numeric_limits<float>::infinity());
+  auto att = torch::matmul(q, k.transpose(-2, -1));  // (B, H, T, T)
+  // In place: the scores themselves are not needed for backward (matmul keeps q and k).
+  att.mul_(scale).masked_fill_(mask, -std::numeric_limits<float>::infinity());
   att = torch::softmax(att, -1);
   auto y = torch::matmul(att, v);  // (B, H, T, D)
 
@@ -229,7 +234,7 @@ const torch::Tensor& GptImpl::causal_mask(int64_t t) {
   return mask_;
 }
 
-torch::Tensor GptImpl::forward(const torch::Tensor& idx, BiasProbe* probe) {
+torch::Tensor GptImpl::hidden(const torch::Tensor& idx, BiasProbe* probe) {
   const auto T = idx.size(1);
   TORCH_CHECK(T <= max_len_, "sequence of ", T, " tokens is longer than the model's ", max_len_);
   auto mask = causal_mask(T).narrow(0, 0, T).narrow(1, 0, T);  // (T, T)
@@ -241,9 +246,27 @@ torch::Tensor GptImpl::forward(const torch::Tensor& idx, BiasProbe* probe) {
   for (size_t l = 0; l < block_refs_.size(); ++l) {
     x = block_refs_[l]->forward(x, mask, rope, probe != nullptr ? &probe->layers[l] : nullptr);
   }
-  x = ln_f->forward(x);
-  if (!lm_head.is_empty()) return lm_head->forward(x);
-  return F::linear(x, wte->weight);  // (B, T, V), tied output embedding
+  return ln_f->forward(x);  // (B, T, C)
+}
+
+const torch::Tensor& GptImpl::output_weight() const {
+  return lm_head.is_empty() ? wte->weight : lm_head->weight;  // (V, C)
+}
+
+torch::Tensor GptImpl::forward(const torch::Tensor& idx, BiasProbe* probe) {
+  return F::linear(hidden(idx, probe), output_weight());  // (B, T, V)
+}
+
+torch::Tensor GptImpl::forward_loss(const torch::Tensor& idx, const torch::Tensor& targets, BiasProbe* probe) {
+  auto h = hidden(idx, probe);
+  return lm_head_cross_entropy(h.reshape({-1, h.size(-1)}), output_weight(), targets.reshape({-1}));
+}
+
+torch::Tensor GptImpl::token_losses(const torch::Tensor& idx, const torch::Tensor& targets) {
+  torch::NoGradGuard no_grad;
+  auto h = hidden(idx);
+  return lm_head_token_losses(h.reshape({-1, h.size(-1)}), output_weight(), targets.reshape({-1}))
+      .view(targets.sizes());  // (B, T)
 }
 
 torch::Tensor GptImpl::loss(const torch::Tensor& logits, const torch::Tensor& targets) const {

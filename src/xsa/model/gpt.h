@@ -114,7 +114,16 @@ class GptImpl : public torch::nn::Module {
           int max_len);
   // idx: (B, T) int64 token ids -> logits (B, T, V).
   torch::Tensor forward(const torch::Tensor& idx, BiasProbe* probe = nullptr);
-  // Mean cross-entropy of next-token prediction; targets: (B, T).
+  // idx -> final hidden states after ln_f (B, T, C): everything but the output layer.
+  torch::Tensor hidden(const torch::Tensor& idx, BiasProbe* probe = nullptr);
+  // The output layer's weight (V, C): wte's when tied.
+  const torch::Tensor& output_weight() const;
+  // Mean next-token cross-entropy of idx against targets (B, T), through the chunked fused output
+  // layer (never materialises the logits). This is what training uses.
+  torch::Tensor forward_loss(const torch::Tensor& idx, const torch::Tensor& targets, BiasProbe* probe = nullptr);
+  // Per-token losses (B, T), no gradient: what evaluation uses.
+  torch::Tensor token_losses(const torch::Tensor& idx, const torch::Tensor& targets);
+  // Mean cross-entropy from full logits (B, T, V) (the unfused path, for tests and sampling tools).
   torch::Tensor loss(const torch::Tensor& logits, const torch::Tensor& targets) const;
 
   // Draws every shared weight from `gen` (init rules above) and sets variant parameters to their

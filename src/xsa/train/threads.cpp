@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
+#include <malloc.h>
 
 namespace xsa {
 
@@ -19,6 +20,11 @@ Fn find_symbol(const char* name) {
 void apply_thread_policy(int threads) {
   at::set_num_threads(threads);
   if (auto set_blas = find_symbol<SetThreadsFn>("openblas_set_num_threads")) set_blas(threads);
+}
+
+void keep_large_allocations_in_heap() {
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);  // allocations below 1 GiB come from the heap
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);  // and freed memory is kept for the next step
 }
 
 ThreadInfo current_thread_info() {

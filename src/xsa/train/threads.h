@@ -17,4 +17,9 @@ struct ThreadInfo {
 void apply_thread_policy(int threads);
 ThreadInfo current_thread_info();
 
+// Keeps large tensors' memory in the heap between steps. glibc serves allocations above its mmap
+// threshold (at most 32 MiB) with fresh mmaps, so the (B·T, V) logits and their gradients were
+// page-faulted in anew every step (~15% of a step in kernel page-fault code, measured with perf).
+void keep_large_allocations_in_heap();
+
 }  // namespace xsa

@@ -35,7 +35,6 @@
 namespace xsa {
 
 using json = nlohmann::json;
-namespace F = torch::nn::functional;
 
 namespace {
 
@@ -91,10 +90,7 @@ std::vector<double> window_losses(Gpt& model, const TokenFile& file, const std::
     int64_t n = std::min<int64_t>(batch_size, starts.size() - i);
     auto batch = make_batch(file, starts.data() + i, n, seq_len);  // (n, T+1)
     auto x = batch.narrow(1, 0, seq_len), y = batch.narrow(1, 1, seq_len);
-    auto logits = model->forward(x);  // (n, T, V)
-    auto per_token = F::cross_entropy(logits.reshape({-1, logits.size(-1)}), y.reshape({-1}),
-                                      F::CrossEntropyFuncOptions().reduction(torch::kNone));
-    auto per_window = per_token.view({n, seq_len}).mean(1).to(torch::kDouble).contiguous();  // (n)
+    auto per_window = model->token_losses(x, y).mean(1).to(torch::kDouble).contiguous();  // (n)
     const double* p = per_window.data_ptr<double>();
     losses.insert(losses.end(), p, p + n);
   }
@@ -145,18 +141,7 @@ class VariantRun {
     model_ = Gpt(cfg.model, cfg.attention, spec_, s_.data.meta.vocab_size, cfg.data.seq_len);
     model_->init_weights(at::make_generator<at::CPUGeneratorImpl>(cfg.seed));
     init_checksum_ = model_->weights_checksum();
-
-    std::vector<torch::Tensor> decay, no_decay;  // AdamW decay on >= 2-D weights only
-    for (auto& p : model_->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
-    auto options = [&](double wd) {
-      auto o = std::make_unique<torch::optim::AdamWOptions>(cfg.train.lr);
-      o->betas({cfg.train.beta1, cfg.train.beta2}).weight_decay(wd).eps(1e-8);
-      return o;
-    };
-    std::vector<torch::optim::OptimizerParamGroup> groups;
-    groups.emplace_back(decay, options(cfg.train.weight_decay));
-    groups.emplace_back(no_decay, options(0.0));
-    optimizer_ = std::make_unique<torch::optim::AdamW>(groups, torch::optim::AdamWOptions(cfg.train.lr));
+    optimizer_ = make_adamw(model_, cfg.train);
   }
 
   std::string checkpoint_path() const { return s_.out_dir + "/checkpoints/" + spec_.name() + ".pt"; }
@@ -217,8 +202,7 @@ class VariantRun {
       auto batch = make_batch(*s_.data.train, starts.data(), B, T);  // (B, T+1)
       auto x = batch.narrow(1, 0, T), y = batch.narrow(1, 1, T);    // (B, T) each
       optimizer_->zero_grad();
-      auto logits = model_->forward(x);  // (B, T, V)
-      auto loss = model_->loss(logits, y);
+      auto loss = model_->forward_loss(x, y);  // fused output layer + cross-entropy
       double loss_value = loss.item<double>();
       if (!std::isfinite(loss_value)) {
         throw RuntimeFailure("run '" + spec_.name() + "': loss became " + std::to_string(loss_value) +
@@ -443,6 +427,20 @@ double peak_rss_mib() {
 
 }  // namespace
 
+std::unique_ptr<torch::optim::AdamW> make_adamw(Gpt& model, const TrainConfig& train) {
+  std::vector<torch::Tensor> decay, no_decay;  // decay on >= 2-D weights only (not norms, λ, gates)
+  for (auto& p : model->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  auto options = [&](double wd) {
+    auto o = std::make_unique<torch::optim::AdamWOptions>(train.lr);
+    o->betas({train.beta1, train.beta2}).weight_decay(wd).eps(1e-8);
+    return o;
+  };
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(decay, options(train.weight_decay));
+  groups.emplace_back(no_decay, options(0.0));
+  return std::make_unique<torch::optim::AdamW>(groups, torch::optim::AdamWOptions(train.lr));
+}
+
 void check_data_fits(const Config& cfg, const TokenDataset& data) {
   const int T = cfg.data.seq_len;
   if (count_windows(data.train->size(), T) < 1) {
@@ -463,6 +461,7 @@ json run_paired_experiment(const Config& cfg, const TokenDataset& data, const Pi
                      " pieces, expected vocab_size " + std::to_string(data.meta.vocab_size) + " from meta.json");
   }
   apply_thread_policy(cfg.runtime.threads);
+  keep_large_allocations_in_heap();
   auto wall_start = Clock::now();
   make_directories(options.out_dir);
 

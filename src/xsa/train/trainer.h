@@ -1,6 +1,9 @@
 #pragma once
 // Paired training (DESIGN.md boxes 2-3): every attention variant of a config starts from the same
 // initial weights and sees the same batches in the same order, so differences come from attention.
+#include <torch/optim/adamw.h>
+
+#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -8,6 +11,7 @@
 #include "xsa/config/config.h"
 #include "xsa/data/pieces.h"
 #include "xsa/data/token_data.h"
+#include "xsa/model/gpt.h"
 
 namespace xsa {
 
@@ -16,6 +20,9 @@ struct ExperimentOptions {
   bool resume = false;  // continue from out_dir/checkpoints where present
   bool quiet = false;   // no progress output
 };
+
+// AdamW as the trainer uses it: decay on >= 2-D weights only, betas/eps/lr from the config.
+std::unique_ptr<torch::optim::AdamW> make_adamw(Gpt& model, const TrainConfig& train);
 
 // Checks that the data can serve this config (windows fit in both splits). InputError otherwise.
 void check_data_fits(const Config& cfg, const TokenDataset& data);

@@ -1,0 +1,279 @@
+// xsa-bench: where a training step's time goes, on this machine, in one run.
+//   - sgemm throughput through LibTorch at the model's matrix sizes, 1 and 2 threads (the "peak");
+//   - per-variant step time split into forward+loss / backward / optimizer, and the XSA/SA ratio;
+//   - step time as sequence length and width grow;
+//   - model FLOPs per token (nanoGPT: 6N + 12·L·H·Q·T) and MFU against the measured peak.
+// Synthetic token ids (speed does not depend on them), so it needs no prepared data.
+// scripts/bench.sh combines this with xsa-train and the PyTorch reference.
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
+#include <CLI/CLI.hpp>
+#include <torch/types.h>  // clip_grad.h needs it first
+#include <torch/nn/utils/clip_grad.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
+#include <torch/version.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "xsa/config/config.h"
+#include "xsa/model/gpt.h"
+#include "xsa/train/threads.h"
+#include "xsa/train/trainer.h"
+#include "xsa/util/cli_main.h"
+#include "xsa/util/fs.h"
+
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+struct BenchOptions {
+  std::string config_path = "configs/default.yaml";
+  std::vector<std::string> overrides;
+  int steps = 12;
+  int warmup = 3;
+  int vocab = 4096;
+  bool quick = false;  // skip the scaling sweeps
+  std::string json_path;
+  std::string profile_path;  // chrome trace of a few SA steps (LibTorch's profiler)
+};
+
+void setup_bench_command(CLI::App& app, BenchOptions& opt) {
+  app.description("Measure sgemm peak, step-time breakdown, XSA overhead, scaling and MFU of the xsa model.");
+  app.add_option("--config,-c", opt.config_path, "experiment config whose model/batch to measure")->capture_default_str();
+  app.add_option("--set", opt.overrides, "override a config key (repeatable)");
+  app.add_option("--steps", opt.steps, "timed steps per measurement")->capture_default_str()->check(CLI::Range(1, 10000));
+  app.add_option("--warmup", opt.warmup, "untimed steps first")->capture_default_str()->check(CLI::Range(0, 1000));
+  app.add_option("--vocab", opt.vocab, "vocabulary size")->capture_default_str()->check(CLI::Range(8, 65536));
+  app.add_flag("--quick", opt.quick, "skip the sequence-length and width scaling");
+  app.add_option("--json", opt.json_path, "also write the measurements to this JSON file");
+  app.add_option("--profile", opt.profile_path,
+                 "write chrome://tracing profiles of 3 steps to PATH.sa.json and PATH.xsa.json (scripts/profile_summary.py sums them)");
+  app.set_version_flag("--version", std::string("xsa ") + XSA_VERSION + " (LibTorch " + TORCH_VERSION + ")");
+}
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n == 0 ? 0.0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
+}
+
+// GFLOP/s of (m×k)·(k×n) at the current thread count, median of repeats.
+double gemm_gflops(int64_t m, int64_t k, int64_t n) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(1);
+  auto a = torch::randn({m, k}, gen), b = torch::randn({k, n}, gen);
+  auto c = torch::empty({m, n});
+  double flops = 2.0 * m * k * n;
+  int reps = std::max(3, static_cast<int>(2e9 / flops));
+  for (int i = 0; i < 2; ++i) at::mm_out(c, a, b);
+  std::vector<double> rates;
+  for (int i = 0; i < reps; ++i) {
+    auto t0 = Clock::now();
+    at::mm_out(c, a, b);
+    rates.push_back(flops / seconds_since(t0) / 1e9);
+  }
+  return median(rates);
+}
+
+json measure_gemm(const xsa::Config& cfg, int vocab) {
+  const int64_t M = static_cast<int64_t>(cfg.train.batch_size) * cfg.data.seq_len;
+  const int64_t C = cfg.model.d_model, HD = cfg.model.n_head * cfg.model.d_head, R = cfg.model.mlp_ratio * C;
+  struct Shape {
+    const char* name;
+    int64_t m, k, n;
+  };
+  std::vector<Shape> shapes = {{"qkv", M, C, 3 * HD},      {"attn_out", M, HD, C}, {"mlp_fc", M, C, R},
+                               {"mlp_proj", M, R, C},      {"lm_head", 512, C, vocab}, {"lm_head_grad_w", vocab, 512, C},
+                               {"square_1024", 1024, 1024, 1024}};
+  json out = json::object();
+  for (int threads : {1, 2}) {
+    xsa::apply_thread_policy(threads);
+    json per_shape = json::object();
+    double peak = 0;
+    for (const auto& s : shapes) {
+      double g = gemm_gflops(s.m, s.k, s.n);
+      per_shape[s.name] = g;
+      peak = std::max(peak, g);
+    }
+    out[std::to_string(threads)] = {{"peak_gflops", peak}, {"shapes", per_shape}};
+  }
+  return out;
+}
+
+double flops_per_token(const xsa::ModelConfig& m, int vocab, int seq_len) {
+  // nanoGPT's estimate: 6 flops per parameter per token (forward + backward), plus attention's
+  // QKᵀ and AV: 12·L·H·Q·T. N counts the (tied) embedding once, as the output layer's matmul.
+  double per_layer = 3.0 * m.d_model * m.n_head * m.d_head + m.n_head * m.d_head * m.d_model +
+                     2.0 * m.d_model * m.mlp_ratio * m.d_model;
+  double n = m.n_layer * per_layer + static_cast<double>(vocab) * m.d_model;
+  return 6.0 * n + 12.0 * m.n_layer * m.n_head * m.d_head * seq_len;
+}
+
+// Median forward+loss / backward / optimizer / total ms per step, one entry per variant, at the
+// current thread count. The variants' steps are interleaved (A B A B ...), so slow drifts of a shared
+// machine (frequency, other load, heap state) hit both alike and their ratio is fair.
+json measure_steps(const xsa::Config& cfg, const std::vector<xsa::VariantSpec>& variants, int vocab, int steps,
+                   int warmup) {
+  struct Run {
+    xsa::Gpt model{nullptr};
+    std::unique_ptr<torch::optim::AdamW> optimizer;
+    std::vector<double> fwd, bwd, opt, total;
+  };
+  std::vector<Run> runs(variants.size());
+  for (size_t i = 0; i < variants.size(); ++i) {
+    runs[i].model = xsa::Gpt(cfg.model, cfg.attention, variants[i], vocab, cfg.data.seq_len);
+    runs[i].model->init_weights(at::make_generator<at::CPUGeneratorImpl>(cfg.seed));
+    runs[i].optimizer = xsa::make_adamw(runs[i].model, cfg.train);
+  }
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(2);
+  auto ms = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  for (int s = 0; s < warmup + steps; ++s) {
+    auto batch = torch::randint(0, vocab, {cfg.train.batch_size, cfg.data.seq_len + 1}, gen, torch::kLong);
+    auto x = batch.narrow(1, 0, cfg.data.seq_len), y = batch.narrow(1, 1, cfg.data.seq_len);
+    for (auto& r : runs) {
+      auto t0 = Clock::now();
+      r.optimizer->zero_grad();
+      auto loss = r.model->forward_loss(x, y);
+      loss.item<double>();
+      auto t1 = Clock::now();
+      loss.backward();
+      torch::nn::utils::clip_grad_norm_(r.model->parameters(), cfg.train.grad_clip);
+      auto t2 = Clock::now();
+      r.optimizer->step();
+      auto t3 = Clock::now();
+      if (s < warmup) continue;
+      r.fwd.push_back(ms(t0, t1));
+      r.bwd.push_back(ms(t1, t2));
+      r.opt.push_back(ms(t2, t3));
+      r.total.push_back(ms(t0, t3));
+    }
+  }
+  json out = json::array();
+  double tokens = static_cast<double>(cfg.train.batch_size) * cfg.data.seq_len;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    double step_ms = median(runs[i].total);
+    out.push_back({{"variant", variants[i].name()},
+                   {"forward_ms", median(runs[i].fwd)},
+                   {"backward_ms", median(runs[i].bwd)},
+                   {"optimizer_ms", median(runs[i].opt)},
+                   {"step_ms", step_ms},
+                   {"tokens_per_s", tokens / step_ms * 1e3}});
+  }
+  return out;
+}
+
+xsa::VariantSpec keyword_variant(double lambda) {
+  xsa::VariantSpec v;
+  v.kind = xsa::VariantSpec::Kind::kFixed;
+  v.lambda = lambda;
+  return v;
+}
+
+int run_bench(const BenchOptions& opt) {
+  xsa::Config cfg = xsa::load_config(opt.config_path, opt.overrides);
+  xsa::keep_large_allocations_in_heap();
+  json out = {{"config", xsa::config_to_json(cfg)}, {"vocab", opt.vocab}, {"torch", TORCH_VERSION}};
+  const auto& m = cfg.model;
+  std::printf("xsa-bench: %d layers, d_model %d, %d heads × %d, vocab %d, batch %d × %d tokens\n", m.n_layer,
+              m.d_model, m.n_head, m.d_head, opt.vocab, cfg.train.batch_size, cfg.data.seq_len);
+
+  json gemm = measure_gemm(cfg, opt.vocab);
+  out["gemm"] = gemm;
+  std::printf("\nsgemm through LibTorch (GFLOP/s, median)\n| shape | 1 thread | 2 threads |\n|---|---|---|\n");
+  for (auto& [name, g1] : gemm["1"]["shapes"].items()) {
+    std::printf("| %s | %.1f | %.1f |\n", name.c_str(), g1.get<double>(), gemm["2"]["shapes"][name].get<double>());
+  }
+  std::printf("| **peak** | %.1f | %.1f |\n", gemm["1"]["peak_gflops"].get<double>(),
+              gemm["2"]["peak_gflops"].get<double>());
+
+  xsa::apply_thread_policy(1);
+  if (!opt.profile_path.empty()) {
+    for (double lambda : {0.0, 1.0}) {
+      auto variant = keyword_variant(lambda);
+      torch::autograd::profiler::RecordProfile profile(opt.profile_path + "." + variant.name() + ".json");
+      measure_steps(cfg, {variant}, opt.vocab, 3, 0);
+    }
+  }
+  const double fpt = flops_per_token(m, opt.vocab, cfg.data.seq_len);
+  const double peak1 = gemm["1"]["peak_gflops"].get<double>() * 1e9;
+  out["flops_per_token"] = fpt;
+  json steps = json::array();
+  std::printf("\nstep time at 1 thread (median of %d steps)\n", opt.steps);
+  std::printf("| variant | forward+loss ms | backward ms | optimizer ms | step ms | tokens/s | MFU (1-core peak) |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  json measured = measure_steps(cfg, {keyword_variant(0), keyword_variant(1)}, opt.vocab, opt.steps, opt.warmup);
+  for (json s : measured) {
+    s["mfu"] = fpt * s["tokens_per_s"].get<double>() / peak1;
+    std::printf("| %s | %.1f | %.1f | %.1f | %.1f | %.0f | %.1f%% |\n", s["variant"].get<std::string>().c_str(),
+                s["forward_ms"].get<double>(), s["backward_ms"].get<double>(), s["optimizer_ms"].get<double>(),
+                s["step_ms"].get<double>(), s["tokens_per_s"].get<double>(), 100 * s["mfu"].get<double>());
+    steps.push_back(s);
+  }
+  out["steps"] = steps;
+  out["xsa_over_sa_step_ratio"] = steps[1]["step_ms"].get<double>() / steps[0]["step_ms"].get<double>();
+  std::printf("XSA / SA step time: %.3f   model FLOPs per token: %.2f M\n", out["xsa_over_sa_step_ratio"].get<double>(),
+              fpt / 1e6);
+
+  if (!opt.quick) {
+    // Sequence length grows at a constant 4096 tokens per step (batch = 4096 / T), so the change is
+    // attention's T² share, not more tokens.
+    json by_seq = json::array();
+    std::printf("\nstep time vs sequence length (4096 tokens per step)\n| T | batch | SA ms | XSA ms | XSA/SA |\n|---|---|---|---|---|\n");
+    for (int T : {64, 128, 256, 512, 1024}) {
+      xsa::Config c = cfg;
+      c.data.seq_len = T;
+      c.train.batch_size = std::max(1, 4096 / T);
+      json both = measure_steps(c, {keyword_variant(0), keyword_variant(1)}, opt.vocab, std::max(3, opt.steps / 3), 1);
+      double sa = both[0]["step_ms"], xs = both[1]["step_ms"];
+      std::printf("| %d | %d | %.1f | %.1f | %.3f |\n", T, c.train.batch_size, sa, xs, xs / sa);
+      by_seq.push_back({{"seq_len", T}, {"batch_size", c.train.batch_size}, {"sa_ms", sa}, {"xsa_ms", xs}});
+    }
+    out["by_seq_len"] = by_seq;
+    json by_width = json::array();
+    std::printf("\nstep time vs width (%d heads, d_head = d_model / heads)\n| d_model | SA ms | XSA ms | XSA/SA | SA MFU |\n|---|---|---|---|---|\n", m.n_head);
+    for (int d : {64, 128, 256, 512}) {
+      xsa::Config c = cfg;
+      c.model.d_model = d;
+      c.model.d_head = d / c.model.n_head;
+      json both = measure_steps(c, {keyword_variant(0), keyword_variant(1)}, opt.vocab, std::max(3, opt.steps / 3), 1);
+      json sa = both[0];
+      double xs = both[1]["step_ms"];
+      double mfu = flops_per_token(c.model, opt.vocab, c.data.seq_len) * sa["tokens_per_s"].get<double>() / peak1;
+      std::printf("| %d | %.1f | %.1f | %.3f | %.1f%% |\n", d, sa["step_ms"].get<double>(), xs,
+                  xs / sa["step_ms"].get<double>(), 100 * mfu);
+      by_width.push_back({{"d_model", d}, {"sa_ms", sa["step_ms"]}, {"xsa_ms", xs}, {"sa_mfu", mfu}});
+    }
+    out["by_d_model"] = by_width;
+  }
+  if (!opt.json_path.empty()) xsa::write_file_atomic(opt.json_path, out.dump(1) + "\n");
+  return xsa::kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"xsa-bench"};
+  BenchOptions opt;
+  setup_bench_command(app, opt);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "xsa-bench: error: " << e.what() << " (see --help)\n";
+    return xsa::kExitInput;
+  }
+  return xsa::run_guarded("xsa-bench", [&] { return run_bench(opt); });
+}
