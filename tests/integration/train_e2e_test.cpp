@@ -170,6 +170,32 @@ TEST_F(TrainE2E, LambdaZeroIsBitIdenticalToSa) {
   EXPECT_EQ(r["comparisons"][0]["delta_val_loss"], 0.0);
 }
 
+TEST_F(TrainE2E, LearnedLambdaGateAndLayerSubsetRunEndToEnd) {
+  json r = train_ok("run", {"attention.variants=[sa, learned, gate, 0.5]", "attention.layers=[1]",
+                            "attention.learned_init=0.25"});
+  ASSERT_EQ(r["runs"].size(), 4u);
+  for (const auto& run : r["runs"]) EXPECT_EQ(run["init_checksum"], r["runs"][0]["init_checksum"]);
+  EXPECT_EQ(r["comparisons"].size(), 3u);
+  const json& learned = r["runs"][1];
+  const json& gate = r["runs"][2];
+  EXPECT_EQ(learned["variant_spec"]["kind"], "learned");
+  EXPECT_EQ(gate["variant_spec"]["kind"], "gate");
+  // λ per head is recorded at every measurement; it starts where documented and then learns.
+  const json& first = learned["bias"][0]["layers"];
+  ASSERT_TRUE(first[1].contains("lambda_per_head"));
+  for (double lam : first[1]["lambda_per_head"]) EXPECT_NEAR(lam, 0.25, 1e-6);
+  const json& last_gate = gate["bias"].back()["layers"][1]["lambda_per_head"];
+  for (double g : gate["bias"][0]["layers"][1]["lambda_per_head"]) EXPECT_EQ(g, 0.0);
+  double moved = 0;
+  for (double g : last_gate) moved += std::abs(g);
+  EXPECT_GT(moved, 0.0) << "the gate never left zero";
+  // attention.layers=[1]: layer 0 stays SA (z = y), layer 1 is modified.
+  const json& fixed_half = r["runs"][3]["bias"].back()["layers"];
+  EXPECT_DOUBLE_EQ(fixed_half[0]["cos_y_v"].get<double>(), fixed_half[0]["cos_z_v"].get<double>());
+  EXPECT_LT(std::abs(fixed_half[1]["cos_z_v"].get<double>()), std::abs(fixed_half[1]["cos_y_v"].get<double>()));
+  EXPECT_EQ(r["runs"][3]["layers"], json::array({1}));
+}
+
 TEST_F(TrainE2E, ResumeAfterKillEqualsUninterruptedRun) {
   json uninterrupted = train_ok("full");
   std::vector<std::string> args = {"--config", (dir_ / "config.yaml").string(), "--out", (dir_ / "killed").string()};
