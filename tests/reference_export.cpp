@@ -175,7 +175,7 @@ json run_case(const Case& c, const std::string& out_dir) {
 
   xsa::BiasProbe probe;
   auto logits = model->forward(idx, &probe).detach();  // (B, T, V)
-  auto loss = model->forward_loss(idx, targets);  // the fused path training uses
+  auto loss = model->forward_loss(idx, targets);       // the fused path training uses
   loss.backward();
 
   json tensors = json::object();

@@ -7,12 +7,12 @@
 // scripts/bench.sh combines this with xsa-train and the PyTorch reference.
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
-#include <CLI/CLI.hpp>
-#include <torch/types.h>  // clip_grad.h needs it first
-#include <torch/nn/utils/clip_grad.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
+#include <torch/nn/utils/clip_grad.h>
+#include <torch/types.h>  // clip_grad.h needs it first
 #include <torch/version.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -46,19 +46,27 @@ struct BenchOptions {
 
 void setup_bench_command(CLI::App& app, BenchOptions& opt) {
   app.description("Measure sgemm peak, step-time breakdown, XSA overhead, scaling and MFU of the xsa model.");
-  app.add_option("--config,-c", opt.config_path, "experiment config whose model/batch to measure")->capture_default_str();
+  app.add_option("--config,-c", opt.config_path, "experiment config whose model/batch to measure")
+      ->capture_default_str();
   app.add_option("--set", opt.overrides, "override a config key (repeatable)");
-  app.add_option("--steps", opt.steps, "timed steps per measurement")->capture_default_str()->check(CLI::Range(1, 10000));
-  app.add_option("--warmup", opt.warmup, "untimed steps first")->capture_default_str()->check(CLI::Range(0, 1000));
+  app.add_option("--steps", opt.steps, "timed steps per measurement")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--warmup", opt.warmup, "untimed steps first")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000));
   app.add_option("--vocab", opt.vocab, "vocabulary size")->capture_default_str()->check(CLI::Range(8, 65536));
   app.add_flag("--quick", opt.quick, "skip the sequence-length and width scaling");
   app.add_option("--json", opt.json_path, "also write the measurements to this JSON file");
   app.add_option("--profile", opt.profile_path,
-                 "write chrome://tracing profiles of 3 steps to PATH.sa.json and PATH.xsa.json (scripts/profile_summary.py sums them)");
+                 "write chrome://tracing profiles of 3 steps to PATH.sa.json and PATH.xsa.json "
+                 "(scripts/profile_summary.py sums them)");
   app.set_version_flag("--version", std::string("xsa ") + XSA_VERSION + " (LibTorch " + TORCH_VERSION + ")");
 }
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -90,8 +98,12 @@ json measure_gemm(const xsa::Config& cfg, int vocab) {
     const char* name;
     int64_t m, k, n;
   };
-  std::vector<Shape> shapes = {{"qkv", M, C, 3 * HD},      {"attn_out", M, HD, C}, {"mlp_fc", M, C, R},
-                               {"mlp_proj", M, R, C},      {"lm_head", 512, C, vocab}, {"lm_head_grad_w", vocab, 512, C},
+  std::vector<Shape> shapes = {{"qkv", M, C, 3 * HD},
+                               {"attn_out", M, HD, C},
+                               {"mlp_fc", M, C, R},
+                               {"mlp_proj", M, R, C},
+                               {"lm_head", 512, C, vocab},
+                               {"lm_head_grad_w", vocab, 512, C},
                                {"square_1024", 1024, 1024, 1024}};
   json out = json::object();
   for (int threads : {1, 2}) {
@@ -120,8 +132,8 @@ double flops_per_token(const xsa::ModelConfig& m, int vocab, int seq_len) {
 // Median forward+loss / backward / optimizer / total ms per step, one entry per variant, at the
 // current thread count. The variants' steps are interleaved (A B A B ...), so slow drifts of a shared
 // machine (frequency, other load, heap state) hit both alike and their ratio is fair.
-json measure_steps(const xsa::Config& cfg, const std::vector<xsa::VariantSpec>& variants, int vocab, int steps,
-                   int warmup) {
+json measure_steps(const xsa::Config& cfg, const std::vector<xsa::VariantSpec>& variants, int vocab,
+                   int steps, int warmup) {
   struct Run {
     xsa::Gpt model{nullptr};
     std::unique_ptr<torch::optim::AdamW> optimizer;
@@ -189,9 +201,11 @@ int run_bench(const BenchOptions& opt) {
 
   json gemm = measure_gemm(cfg, opt.vocab);
   out["gemm"] = gemm;
-  std::printf("\nsgemm through LibTorch (GFLOP/s, median)\n| shape | 1 thread | 2 threads |\n|---|---|---|\n");
+  std::printf(
+      "\nsgemm through LibTorch (GFLOP/s, median)\n| shape | 1 thread | 2 threads |\n|---|---|---|\n");
   for (auto& [name, g1] : gemm["1"]["shapes"].items()) {
-    std::printf("| %s | %.1f | %.1f |\n", name.c_str(), g1.get<double>(), gemm["2"]["shapes"][name].get<double>());
+    std::printf("| %s | %.1f | %.1f |\n", name.c_str(), g1.get<double>(),
+                gemm["2"]["shapes"][name].get<double>());
   }
   std::printf("| **peak** | %.1f | %.1f |\n", gemm["1"]["peak_gflops"].get<double>(),
               gemm["2"]["peak_gflops"].get<double>());
@@ -209,46 +223,58 @@ int run_bench(const BenchOptions& opt) {
   out["flops_per_token"] = fpt;
   json steps = json::array();
   std::printf("\nstep time at 1 thread (median of %d steps)\n", opt.steps);
-  std::printf("| variant | forward+loss ms | backward ms | optimizer ms | step ms | tokens/s | MFU (1-core peak) |\n");
+  std::printf(
+      "| variant | forward+loss ms | backward ms | optimizer ms | step ms | tokens/s | MFU (1-core peak) "
+      "|\n");
   std::printf("|---|---|---|---|---|---|---|\n");
-  json measured = measure_steps(cfg, {keyword_variant(0), keyword_variant(1)}, opt.vocab, opt.steps, opt.warmup);
+  json measured =
+      measure_steps(cfg, {keyword_variant(0), keyword_variant(1)}, opt.vocab, opt.steps, opt.warmup);
   for (json s : measured) {
     s["mfu"] = fpt * s["tokens_per_s"].get<double>() / peak1;
-    std::printf("| %s | %.1f | %.1f | %.1f | %.1f | %.0f | %.1f%% |\n", s["variant"].get<std::string>().c_str(),
-                s["forward_ms"].get<double>(), s["backward_ms"].get<double>(), s["optimizer_ms"].get<double>(),
-                s["step_ms"].get<double>(), s["tokens_per_s"].get<double>(), 100 * s["mfu"].get<double>());
+    std::printf("| %s | %.1f | %.1f | %.1f | %.1f | %.0f | %.1f%% |\n",
+                s["variant"].get<std::string>().c_str(), s["forward_ms"].get<double>(),
+                s["backward_ms"].get<double>(), s["optimizer_ms"].get<double>(), s["step_ms"].get<double>(),
+                s["tokens_per_s"].get<double>(), 100 * s["mfu"].get<double>());
     steps.push_back(s);
   }
   out["steps"] = steps;
   out["xsa_over_sa_step_ratio"] = steps[1]["step_ms"].get<double>() / steps[0]["step_ms"].get<double>();
-  std::printf("XSA / SA step time: %.3f   model FLOPs per token: %.2f M\n", out["xsa_over_sa_step_ratio"].get<double>(),
-              fpt / 1e6);
+  std::printf("XSA / SA step time: %.3f   model FLOPs per token: %.2f M\n",
+              out["xsa_over_sa_step_ratio"].get<double>(), fpt / 1e6);
 
   if (!opt.quick) {
     // Sequence length grows at a constant 4096 tokens per step (batch = 4096 / T), so the change is
     // attention's T² share, not more tokens.
     json by_seq = json::array();
-    std::printf("\nstep time vs sequence length (4096 tokens per step)\n| T | batch | SA ms | XSA ms | XSA/SA |\n|---|---|---|---|---|\n");
+    std::printf(
+        "\nstep time vs sequence length (4096 tokens per step)\n| T | batch | SA ms | XSA ms | XSA/SA "
+        "|\n|---|---|---|---|---|\n");
     for (int T : {64, 128, 256, 512, 1024}) {
       xsa::Config c = cfg;
       c.data.seq_len = T;
       c.train.batch_size = std::max(1, 4096 / T);
-      json both = measure_steps(c, {keyword_variant(0), keyword_variant(1)}, opt.vocab, std::max(3, opt.steps / 3), 1);
+      json both = measure_steps(c, {keyword_variant(0), keyword_variant(1)}, opt.vocab,
+                                std::max(3, opt.steps / 3), 1);
       double sa = both[0]["step_ms"], xs = both[1]["step_ms"];
       std::printf("| %d | %d | %.1f | %.1f | %.3f |\n", T, c.train.batch_size, sa, xs, xs / sa);
       by_seq.push_back({{"seq_len", T}, {"batch_size", c.train.batch_size}, {"sa_ms", sa}, {"xsa_ms", xs}});
     }
     out["by_seq_len"] = by_seq;
     json by_width = json::array();
-    std::printf("\nstep time vs width (%d heads, d_head = d_model / heads)\n| d_model | SA ms | XSA ms | XSA/SA | SA MFU |\n|---|---|---|---|---|\n", m.n_head);
+    std::printf(
+        "\nstep time vs width (%d heads, d_head = d_model / heads)\n| d_model | SA ms | XSA ms | XSA/SA | SA "
+        "MFU |\n|---|---|---|---|---|\n",
+        m.n_head);
     for (int d : {64, 128, 256, 512}) {
       xsa::Config c = cfg;
       c.model.d_model = d;
       c.model.d_head = d / c.model.n_head;
-      json both = measure_steps(c, {keyword_variant(0), keyword_variant(1)}, opt.vocab, std::max(3, opt.steps / 3), 1);
+      json both = measure_steps(c, {keyword_variant(0), keyword_variant(1)}, opt.vocab,
+                                std::max(3, opt.steps / 3), 1);
       json sa = both[0];
       double xs = both[1]["step_ms"];
-      double mfu = flops_per_token(c.model, opt.vocab, c.data.seq_len) * sa["tokens_per_s"].get<double>() / peak1;
+      double mfu =
+          flops_per_token(c.model, opt.vocab, c.data.seq_len) * sa["tokens_per_s"].get<double>() / peak1;
       std::printf("| %d | %.1f | %.1f | %.3f | %.1f%% |\n", d, sa["step_ms"].get<double>(), xs,
                   xs / sa["step_ms"].get<double>(), 100 * mfu);
       by_width.push_back({{"d_model", d}, {"sa_ms", sa["step_ms"]}, {"xsa_ms", xs}, {"sa_mfu", mfu}});

@@ -1,7 +1,7 @@
 // xsa-train: one paired experiment (every attention variant from the same init and batch order).
-#include <CLI/CLI.hpp>
 #include <torch/version.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -28,8 +28,9 @@ struct TrainOptions {
 };
 
 void setup_train_command(CLI::App& app, TrainOptions& opt) {
-  app.description("Train a paired experiment: every attention variant (SA, XSA, λ-XSA, ...) from the same initial\n"
-                  "weights and the same batch order. Writes results.json, log.jsonl and config.yaml.");
+  app.description(
+      "Train a paired experiment: every attention variant (SA, XSA, λ-XSA, ...) from the same initial\n"
+      "weights and the same batch order. Writes results.json, log.jsonl and config.yaml.");
   app.add_option("--config,-c", opt.config_path, "experiment config (YAML)")->required();
   app.add_option("--set", opt.overrides, "override a config key, e.g. --set train.steps=50 (repeatable)");
   app.add_option("--out,-o", opt.out_dir, "output folder (default: runs/<name>)");
@@ -54,12 +55,14 @@ void check_output_folder(const std::string& out, const TrainOptions& opt) {
     throw xsa::InputError(out + ": exists and is not an xsa run folder; choose another --out");
   }
   if (finished && !opt.force) {
-    throw xsa::InputError(out + ": already holds a finished run (results.json); pass --force to overwrite it or "
-                                "choose another --out");
+    throw xsa::InputError(out +
+                          ": already holds a finished run (results.json); pass --force to overwrite it or "
+                          "choose another --out");
   }
   if (!finished && has_checkpoints && !opt.resume && !opt.force) {
-    throw xsa::InputError(out + ": holds an unfinished run (checkpoints/); pass --resume to continue it or --force "
-                                "to start over");
+    throw xsa::InputError(out +
+                          ": holds an unfinished run (checkpoints/); pass --resume to continue it or --force "
+                          "to start over");
   }
 }
 
@@ -73,14 +76,16 @@ std::string fmt(const char* f, double v) {
 void print_summary(const nlohmann::json& results, const std::string& out) {
   const auto& runs = results["runs"];
   std::string base = runs[0]["variant"];
-  std::cout << "\n| variant | val loss ± SE | Δ vs " << base << " (± paired SE) | improvement % | cos(y,v) per layer"
+  std::cout << "\n| variant | val loss ± SE | Δ vs " << base
+            << " (± paired SE) | improvement % | cos(y,v) per layer"
             << " | cos(z,v) per layer | tok/s |\n|---|---|---|---|---|---|---|\n";
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
     std::string delta = "—", improvement = "—";
     if (i > 0) {
       const auto& c = results["comparisons"][i - 1];
-      delta = fmt("%+.4f", c["delta_val_loss"].get<double>()) + " ± " + fmt("%.4f", c["delta_val_loss_sem"].get<double>());
+      delta = fmt("%+.4f", c["delta_val_loss"].get<double>()) + " ± " +
+              fmt("%.4f", c["delta_val_loss_sem"].get<double>());
       improvement = fmt("%+.2f%%", c["improvement_pct"].get<double>());
     }
     std::string cy, cz;
@@ -88,15 +93,17 @@ void print_summary(const nlohmann::json& results, const std::string& out) {
       cy += (cy.empty() ? "" : " ") + fmt("%.3f", layer["cos_y_v"].get<double>());
       cz += (cz.empty() ? "" : " ") + fmt("%.3f", layer["cos_z_v"].get<double>());
     }
-    std::cout << "| " << r["variant"].get<std::string>() << " | " << fmt("%.4f", r["final"]["val_loss"].get<double>())
-              << " ± " << fmt("%.4f", r["final"]["val_loss_sem"].get<double>()) << " | " << delta << " | "
+    std::cout << "| " << r["variant"].get<std::string>() << " | "
+              << fmt("%.4f", r["final"]["val_loss"].get<double>()) << " ± "
+              << fmt("%.4f", r["final"]["val_loss_sem"].get<double>()) << " | " << delta << " | "
               << improvement << " | " << cy << " | " << cz << " | "
               << fmt("%.0f", r["timing"]["tokens_per_s"].get<double>()) << " |\n";
   }
   std::cout << "\nresults: " << out << "/results.json  (wall "
             << fmt("%.1f", results["environment"]["wall_s"].get<double>()) << " s, "
-            << results["environment"]["threads"].get<int>() << " torch + " << results["environment"]["blas_threads"]
-            << " BLAS threads per run, " << results["environment"]["workers"].get<int>() << " workers)\n";
+            << results["environment"]["threads"].get<int>() << " torch + "
+            << results["environment"]["blas_threads"] << " BLAS threads per run, "
+            << results["environment"]["workers"].get<int>() << " workers)\n";
 }
 
 int run_train(const TrainOptions& opt) {

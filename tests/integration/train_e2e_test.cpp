@@ -79,7 +79,8 @@ class TrainE2E : public ::testing::Test {
 
   // Trains the test config into `out` (with extra --set overrides) and returns results.json.
   json train_ok(const std::string& out, const std::vector<std::string>& sets = {}) {
-    std::vector<std::string> args = {"--config", (dir_ / "config.yaml").string(), "--out", (dir_ / out).string()};
+    std::vector<std::string> args = {"--config", (dir_ / "config.yaml").string(), "--out",
+                                     (dir_ / out).string()};
     for (const auto& s : sets) {
       args.push_back("--set");
       args.push_back(s);
@@ -131,7 +132,8 @@ TEST_F(TrainE2E, WritesCompleteResultsLogAndConfig) {
   }
   // SA: z = y; XSA: z ⟂ v at every measurement.
   for (const auto& b : r["runs"][0]["bias"])
-    for (const auto& l : b["layers"]) EXPECT_DOUBLE_EQ(l["cos_y_v"].get<double>(), l["cos_z_v"].get<double>());
+    for (const auto& l : b["layers"])
+      EXPECT_DOUBLE_EQ(l["cos_y_v"].get<double>(), l["cos_z_v"].get<double>());
   for (const auto& b : r["runs"][1]["bias"])
     for (const auto& l : b["layers"]) EXPECT_LT(std::abs(l["cos_z_v"].get<double>()), 1e-4);
   // The comparison is computed from the two final losses.
@@ -145,7 +147,8 @@ TEST_F(TrainE2E, WritesCompleteResultsLogAndConfig) {
   std::map<std::string, int> lines_per_run;
   while (std::getline(log, line)) {
     json j = json::parse(line);
-    for (const char* key : {"run", "step", "loss", "lr", "grad_norm", "ms"}) EXPECT_TRUE(j.contains(key)) << key;
+    for (const char* key : {"run", "step", "loss", "lr", "grad_norm", "ms"})
+      EXPECT_TRUE(j.contains(key)) << key;
     lines_per_run[j["run"]]++;
   }
   EXPECT_EQ(lines_per_run["sa"], 4);
@@ -192,13 +195,15 @@ TEST_F(TrainE2E, LearnedLambdaGateAndLayerSubsetRunEndToEnd) {
   // attention.layers=[1]: layer 0 stays SA (z = y), layer 1 is modified.
   const json& fixed_half = r["runs"][3]["bias"].back()["layers"];
   EXPECT_DOUBLE_EQ(fixed_half[0]["cos_y_v"].get<double>(), fixed_half[0]["cos_z_v"].get<double>());
-  EXPECT_LT(std::abs(fixed_half[1]["cos_z_v"].get<double>()), std::abs(fixed_half[1]["cos_y_v"].get<double>()));
+  EXPECT_LT(std::abs(fixed_half[1]["cos_z_v"].get<double>()),
+            std::abs(fixed_half[1]["cos_y_v"].get<double>()));
   EXPECT_EQ(r["runs"][3]["layers"], json::array({1}));
 }
 
 TEST_F(TrainE2E, ResumeAfterKillEqualsUninterruptedRun) {
   json uninterrupted = train_ok("full");
-  std::vector<std::string> args = {"--config", (dir_ / "config.yaml").string(), "--out", (dir_ / "killed").string()};
+  std::vector<std::string> args = {"--config", (dir_ / "config.yaml").string(), "--out",
+                                   (dir_ / "killed").string()};
   Outcome killed = train(args, "XSA_FAULT_EXIT_AFTER_STEP=12");
   EXPECT_EQ(killed.code, 86);
   EXPECT_FALSE(fs::exists(dir_ / "killed" / "results.json"));
@@ -225,7 +230,8 @@ TEST_F(TrainE2E, ResumeAfterKillEqualsUninterruptedRun) {
 TEST_F(TrainE2E, RefusesToOverwriteAFinishedRunWithoutForce) {
   train_ok("run");
   std::string before = slurp(dir_ / "run" / "results.json");
-  std::vector<std::string> args = {"--config", (dir_ / "config.yaml").string(), "--out", (dir_ / "run").string()};
+  std::vector<std::string> args = {"--config", (dir_ / "config.yaml").string(), "--out",
+                                   (dir_ / "run").string()};
   Outcome again = train(args);
   EXPECT_EQ(again.code, 2);
   EXPECT_EQ(again.err_lines(), 1) << again.err;
@@ -236,8 +242,11 @@ TEST_F(TrainE2E, RefusesToOverwriteAFinishedRunWithoutForce) {
 }
 
 TEST_F(TrainE2E, NonFiniteLossFailsWithExitOneAndNoResults) {
-  std::vector<std::string> args = {"--config", (dir_ / "config.yaml").string(), "--out", (dir_ / "nan").string(),
-                                   "--set", "train.lr=1e30", "--set", "train.min_lr=0", "--set", "train.grad_clip=0"};
+  std::vector<std::string> args = {"--config", (dir_ / "config.yaml").string(),
+                                   "--out",    (dir_ / "nan").string(),
+                                   "--set",    "train.lr=1e30",
+                                   "--set",    "train.min_lr=0",
+                                   "--set",    "train.grad_clip=0"};
   Outcome o = train(args);
   EXPECT_EQ(o.code, 1) << o.err;
   EXPECT_EQ(o.err_lines(), 1) << o.err;
@@ -250,13 +259,15 @@ TEST_F(TrainE2E, NonFiniteLossFailsWithExitOneAndNoResults) {
 struct BadCase {
   std::string name;
   std::vector<std::string> sets;
-  std::string expect;                     // substring of the error line
-  std::string config_text;                // replaces the config file when set
-  std::string corrupt;                    // data corruption to apply to a copy of the data
+  std::string expect;       // substring of the error line
+  std::string config_text;  // replaces the config file when set
+  std::string corrupt;      // data corruption to apply to a copy of the data
 };
 
 // gtest prints parameters in test listings; keep CTest's names readable.
-void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const BadCase& c, std::ostream* os) {
+  *os << c.name;
+}
 
 class TrainBadInput : public TrainE2E, public ::testing::WithParamInterface<BadCase> {};
 
@@ -292,19 +303,20 @@ TEST_P(TrainBadInput, ExitsTwoWithOneLineAndNoOutput) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, TrainBadInput,
-    ::testing::Values(BadCase{"unknown_key", {"model.n_heads=2"}, "model.n_heads", "", ""},
-                      BadCase{"lambda_out_of_range", {"attention.variants=[sa, 1.5]"}, "attention.variants", "", ""},
-                      BadCase{"zero_heads", {"model.n_head=0"}, "model.n_head", "", ""},
-                      BadCase{"zero_seq_len", {"data.seq_len=0"}, "data.seq_len", "", ""},
-                      BadCase{"seq_len_longer_than_data", {"data.seq_len=60000"}, "val.bin", "", ""},
-                      BadCase{"wrong_type", {"train.steps=lots"}, "train.steps", "", ""},
-                      BadCase{"set_without_equals", {"train.steps"}, "train.steps", "", ""},
-                      BadCase{"malformed_yaml", {}, "config.yaml", "model: [1, 2\n", ""},
-                      BadCase{"missing_data_folder", {}, "data", "", "missing"},
-                      BadCase{"meta_unreadable", {}, "meta.json", "", "meta"},
-                      BadCase{"token_file_length", {}, "val.bin", "", "short_val"},
-                      BadCase{"token_id_too_large", {}, "train.bin", "", "big_id"},
-                      BadCase{"vocab_mismatch_pieces", {}, "pieces.json", "", "pieces"}),
+    ::testing::Values(
+        BadCase{"unknown_key", {"model.n_heads=2"}, "model.n_heads", "", ""},
+        BadCase{"lambda_out_of_range", {"attention.variants=[sa, 1.5]"}, "attention.variants", "", ""},
+        BadCase{"zero_heads", {"model.n_head=0"}, "model.n_head", "", ""},
+        BadCase{"zero_seq_len", {"data.seq_len=0"}, "data.seq_len", "", ""},
+        BadCase{"seq_len_longer_than_data", {"data.seq_len=60000"}, "val.bin", "", ""},
+        BadCase{"wrong_type", {"train.steps=lots"}, "train.steps", "", ""},
+        BadCase{"set_without_equals", {"train.steps"}, "train.steps", "", ""},
+        BadCase{"malformed_yaml", {}, "config.yaml", "model: [1, 2\n", ""},
+        BadCase{"missing_data_folder", {}, "data", "", "missing"},
+        BadCase{"meta_unreadable", {}, "meta.json", "", "meta"},
+        BadCase{"token_file_length", {}, "val.bin", "", "short_val"},
+        BadCase{"token_id_too_large", {}, "train.bin", "", "big_id"},
+        BadCase{"vocab_mismatch_pieces", {}, "pieces.json", "", "pieces"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
 }  // namespace

@@ -4,9 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace xsa {
 

@@ -1,5 +1,4 @@
 #include "xsa/model/gpt.h"
-#include "xsa/model/lm_head_loss.h"
 
 #include <ATen/ATen.h>
 #include <torch/nn/functional/activation.h>
@@ -12,22 +11,25 @@
 #include <cstring>
 #include <limits>
 
+#include "xsa/model/lm_head_loss.h"
+
 namespace xsa {
 
 namespace F = torch::nn::functional;
 
 // ---------------------------------------------------------------------------------------------
 // The XSA step: remove from y the component along the token's own value direction.
-torch::Tensor exclusive_projection(const torch::Tensor& y, const torch::Tensor& v, const torch::Tensor& lambda) {
+torch::Tensor exclusive_projection(const torch::Tensor& y, const torch::Tensor& v,
+                                   const torch::Tensor& lambda) {
   auto v_hat = v / v.norm(2, {-1}, /*keepdim=*/true).clamp_min(kXsaEps);  // (B, H, T, D)
   auto along = (y * v_hat).sum(-1, /*keepdim=*/true);                     // (B, H, T, 1)  y·v̂
-  return y - (lambda * along) * v_hat;                                      // (B, H, T, D)
+  return y - (lambda * along) * v_hat;                                    // (B, H, T, D)
 }
 
 torch::Tensor exclusive_projection(const torch::Tensor& y, const torch::Tensor& v, double lambda) {
   auto v_hat = v / v.norm(2, {-1}, /*keepdim=*/true).clamp_min(kXsaEps);  // (B, H, T, D)
   auto along = (y * v_hat).sum(-1, /*keepdim=*/true);                     // (B, H, T, 1)
-  if (lambda == 1.0) return y - along * v_hat;                             // XSA: skip the ×1
+  if (lambda == 1.0) return y - along * v_hat;                            // XSA: skip the ×1
   return y - (along * lambda) * v_hat;
 }
 
@@ -66,8 +68,8 @@ torch::Tensor cosine_last_dim(const torch::Tensor& a, const torch::Tensor& b) {
   return (a * b).sum(-1) / (na * nb);
 }
 
-void measure_bias(const torch::Tensor& att, const torch::Tensor& y, const torch::Tensor& z, const torch::Tensor& v,
-                  LayerBias* probe) {
+void measure_bias(const torch::Tensor& att, const torch::Tensor& y, const torch::Tensor& z,
+                  const torch::Tensor& v, LayerBias* probe) {
   torch::NoGradGuard no_grad;
   auto T = att.size(-1);
   if (T < 2) {
@@ -82,9 +84,9 @@ void measure_bias(const torch::Tensor& att, const torch::Tensor& y, const torch:
   auto diag = att.diagonal(0, -2, -1);  // (B, H, T)
   probe->attn_diag = diag.narrow(-1, 1, T - 1).mean().item<double>();
   {
-    auto v_hat = v / v.norm(2, {-1}, true).clamp_min(kXsaEps);                   // (B, H, T, D)
-    auto gram = torch::matmul(v_hat, v_hat.transpose(-2, -1));                   // (B, H, T, T)
-    auto off_diag = gram.sum({-2, -1}) - gram.diagonal(0, -2, -1).sum(-1);      // (B, H)
+    auto v_hat = v / v.norm(2, {-1}, true).clamp_min(kXsaEps);              // (B, H, T, D)
+    auto gram = torch::matmul(v_hat, v_hat.transpose(-2, -1));              // (B, H, T, T)
+    auto off_diag = gram.sum({-2, -1}) - gram.diagonal(0, -2, -1).sum(-1);  // (B, H)
     probe->value_cos = (off_diag / static_cast<double>(T * (T - 1))).mean().item<double>();
   }
 }
@@ -164,7 +166,7 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const tor
     probe->lambda_per_head.assign(lam.data_ptr<float>(), lam.data_ptr<float>() + lam.numel());
   }
   auto merged = z.transpose(1, 2).reshape({B, T, n_head_ * d_head_});  // (B, T, H·D)
-  return proj->forward(merged);                                         // (B, T, C)
+  return proj->forward(merged);                                        // (B, T, C)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -173,7 +175,9 @@ MlpImpl::MlpImpl(const ModelConfig& cfg) {
   proj = register_module("proj", make_linear(cfg.mlp_ratio * cfg.d_model, cfg.d_model));
 }
 
-torch::Tensor MlpImpl::forward(const torch::Tensor& x) { return proj->forward(torch::gelu(fc->forward(x))); }
+torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
+  return proj->forward(torch::gelu(fc->forward(x)));
+}
 
 BlockImpl::BlockImpl(const ModelConfig& cfg, const LayerAttention& variant) {
   ln_1 = register_module("ln_1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.d_model})));
@@ -216,7 +220,8 @@ GptImpl::GptImpl(const ModelConfig& cfg, const AttentionConfig& attention, const
     : cfg_(cfg), vocab_size_(vocab_size), max_len_(max_len) {
   wte = register_module("wte", torch::nn::Embedding(vocab_size, cfg.d_model));
   if (cfg.pos == "learned") wpe = register_module("wpe", torch::nn::Embedding(max_len, cfg.d_model));
-  if (cfg.embed_norm) ln_emb = register_module("ln_emb", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.d_model})));
+  if (cfg.embed_norm)
+    ln_emb = register_module("ln_emb", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.d_model})));
   blocks = register_module("blocks", torch::nn::ModuleList());
   auto plan = layer_attention_plan(cfg, attention, variant);
   for (int l = 0; l < cfg.n_layer; ++l) {
@@ -238,7 +243,7 @@ torch::Tensor GptImpl::hidden(const torch::Tensor& idx, BiasProbe* probe) {
   const auto T = idx.size(1);
   TORCH_CHECK(T <= max_len_, "sequence of ", T, " tokens is longer than the model's ", max_len_);
   auto mask = causal_mask(T).narrow(0, 0, T).narrow(1, 0, T);  // (T, T)
-  auto x = wte->forward(idx);                                 // (B, T, C)
+  auto x = wte->forward(idx);                                  // (B, T, C)
   if (!wpe.is_empty()) x = x + wpe->weight.narrow(0, 0, T);
   if (!ln_emb.is_empty()) x = ln_emb->forward(x);
   if (probe != nullptr) probe->layers.assign(block_refs_.size(), LayerBias{});
@@ -257,7 +262,8 @@ torch::Tensor GptImpl::forward(const torch::Tensor& idx, BiasProbe* probe) {
   return F::linear(hidden(idx, probe), output_weight());  // (B, T, V)
 }
 
-torch::Tensor GptImpl::forward_loss(const torch::Tensor& idx, const torch::Tensor& targets, BiasProbe* probe) {
+torch::Tensor GptImpl::forward_loss(const torch::Tensor& idx, const torch::Tensor& targets,
+                                    BiasProbe* probe) {
   auto h = hidden(idx, probe);
   return lm_head_cross_entropy(h.reshape({-1, h.size(-1)}), output_weight(), targets.reshape({-1}));
 }

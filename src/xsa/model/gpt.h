@@ -29,17 +29,18 @@ constexpr double kXsaEps = 1e-6;  // guards ‖v‖ = 0 in v̂ = v / max(‖v‖
 
 // The XSA step. y, v: (B, H, T, D); lambda broadcasts against (B, H, T, 1), i.e. a scalar tensor or
 // (1, H, 1, 1) for per-head λ. Returns z = y − λ (y·v̂) v̂. Gradients flow through y, v and λ.
-torch::Tensor exclusive_projection(const torch::Tensor& y, const torch::Tensor& v, const torch::Tensor& lambda);
+torch::Tensor exclusive_projection(const torch::Tensor& y, const torch::Tensor& v,
+                                   const torch::Tensor& lambda);
 torch::Tensor exclusive_projection(const torch::Tensor& y, const torch::Tensor& v, double lambda);
 
 // Per-layer bias metrics of one forward pass (DESIGN.md "Bias metrics"), each averaged over batch,
 // heads and positions 1..T-1 (position 0 attends only to itself: y_0 = v_0, a_00 = 1). value_cos
 // uses all pairs i ≠ j. Cosines use max(‖·‖, 1e-6) norms. Filled only when a probe is passed.
 struct LayerBias {
-  double cos_y_v = 0;    // cos(y_i, v_i), before the XSA projection
-  double cos_z_v = 0;    // cos(z_i, v_i), after it (= cos_y_v for SA)
-  double attn_diag = 0;  // mean a_ii
-  double value_cos = 0;  // mean cos(v_i, v_j), i ≠ j, within a head
+  double cos_y_v = 0;                   // cos(y_i, v_i), before the XSA projection
+  double cos_z_v = 0;                   // cos(z_i, v_i), after it (= cos_y_v for SA)
+  double attn_diag = 0;                 // mean a_ii
+  double value_cos = 0;                 // mean cos(v_i, v_j), i ≠ j, within a head
   std::vector<double> lambda_per_head;  // effective λ per head (learned / gate variants)
 };
 struct BiasProbe {
@@ -49,7 +50,7 @@ struct BiasProbe {
 // How attention is modified in one layer.
 struct LayerAttention {
   VariantSpec::Kind kind = VariantSpec::Kind::kFixed;
-  double lambda = 0.0;        // kFixed: λ; kLearned: initial λ; kGate: unused (gate starts at 0)
+  double lambda = 0.0;  // kFixed: λ; kLearned: initial λ; kGate: unused (gate starts at 0)
 };
 
 // Rotary position embedding tables, precomputed once for the longest sequence (GPT-NeoX half-split
@@ -110,8 +111,8 @@ TORCH_MODULE(Block);
 class GptImpl : public torch::nn::Module {
  public:
   // vocab_size comes from the data; max_len is the training sequence length.
-  GptImpl(const ModelConfig& cfg, const AttentionConfig& attention, const VariantSpec& variant, int vocab_size,
-          int max_len);
+  GptImpl(const ModelConfig& cfg, const AttentionConfig& attention, const VariantSpec& variant,
+          int vocab_size, int max_len);
   // idx: (B, T) int64 token ids -> logits (B, T, V).
   torch::Tensor forward(const torch::Tensor& idx, BiasProbe* probe = nullptr);
   // idx -> final hidden states after ln_f (B, T, C): everything but the output layer.
@@ -120,7 +121,8 @@ class GptImpl : public torch::nn::Module {
   const torch::Tensor& output_weight() const;
   // Mean next-token cross-entropy of idx against targets (B, T), through the chunked fused output
   // layer (never materialises the logits). This is what training uses.
-  torch::Tensor forward_loss(const torch::Tensor& idx, const torch::Tensor& targets, BiasProbe* probe = nullptr);
+  torch::Tensor forward_loss(const torch::Tensor& idx, const torch::Tensor& targets,
+                             BiasProbe* probe = nullptr);
   // Per-token losses (B, T), no gradient: what evaluation uses.
   torch::Tensor token_losses(const torch::Tensor& idx, const torch::Tensor& targets);
   // Mean cross-entropy from full logits (B, T, V) (the unfused path, for tests and sampling tools).

@@ -18,22 +18,22 @@ void chunked_pass(const torch::Tensor& x, const torch::Tensor& weight, const tor
   auto weight_t = weight.t();  // (C, V)
   for (int64_t start = 0; start < N; start += kLmHeadChunkRows) {
     const int64_t rows = std::min(kLmHeadChunkRows, N - start);
-    auto xc = x.narrow(0, start, rows);                          // (r, C)
-    auto yc = targets.narrow(0, start, rows).unsqueeze(1);       // (r, 1)
-    auto logits = at::mm(xc, weight_t);                          // (r, V)
-    auto target_logit = logits.gather(1, yc);                    // (r, 1)
+    auto xc = x.narrow(0, start, rows);                           // (r, C)
+    auto yc = targets.narrow(0, start, rows).unsqueeze(1);        // (r, 1)
+    auto logits = at::mm(xc, weight_t);                           // (r, V)
+    auto target_logit = logits.gather(1, yc);                     // (r, 1)
     auto row_max = std::get<0>(logits.max(1, /*keepdim=*/true));  // (r, 1)
-    logits.sub_(row_max).exp_();                                 // e = exp(logit − max), in place
-    auto sum_e = logits.sum(1, /*keepdim=*/true);                // (r, 1)
+    logits.sub_(row_max).exp_();                                  // e = exp(logit − max), in place
+    auto sum_e = logits.sum(1, /*keepdim=*/true);                 // (r, 1)
     // loss = log Σ exp(logit) − logit_y = log(sum_e) + max − logit_y
     token_losses->narrow(0, start, rows).copy_((sum_e.log() + row_max - target_logit).squeeze(1));
     if (grad_x != nullptr) {
-      auto& probs = logits.div_(sum_e);                          // softmax, (r, V)
+      auto& probs = logits.div_(sum_e);                                       // softmax, (r, V)
       probs.scatter_add_(1, yc, at::full({rows, 1}, -1.0, probs.options()));  // − one-hot
-      probs.mul_(inv_n);                                         // d(mean)/d(logits)
+      probs.mul_(inv_n);                                                      // d(mean)/d(logits)
       auto gx = grad_x->narrow(0, start, rows);
-      at::mm_out(gx, probs, weight);                             // (r, C)
-      grad_weight->addmm_(probs.t(), xc);                        // (V, C)
+      at::mm_out(gx, probs, weight);       // (r, C)
+      grad_weight->addmm_(probs.t(), xc);  // (V, C)
     }
   }
 }
@@ -60,12 +60,14 @@ struct LmHeadCrossEntropy : public torch::autograd::Function<LmHeadCrossEntropy>
 
 }  // namespace
 
-torch::Tensor lm_head_cross_entropy(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& targets) {
+torch::Tensor lm_head_cross_entropy(const torch::Tensor& x, const torch::Tensor& weight,
+                                    const torch::Tensor& targets) {
   if (!torch::GradMode::is_enabled()) return lm_head_token_losses(x, weight, targets).mean();
   return LmHeadCrossEntropy::apply(x, weight, targets);
 }
 
-torch::Tensor lm_head_token_losses(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& targets) {
+torch::Tensor lm_head_token_losses(const torch::Tensor& x, const torch::Tensor& weight,
+                                   const torch::Tensor& targets) {
   torch::NoGradGuard no_grad;
   auto xc = x.contiguous();
   auto losses = at::empty({x.size(0)}, x.options());

@@ -14,9 +14,11 @@ constexpr int64_t kLmHeadChunkRows = 512;  // measured best of 256/512/1024 at V
 // Mean next-token cross-entropy of logits x·Wᵀ. x: (N, C), weight: (V, C), targets: (N) int64.
 // Differentiable in x and weight (a custom autograd function; gradients match autograd through
 // linear + cross_entropy to float rounding).
-torch::Tensor lm_head_cross_entropy(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& targets);
+torch::Tensor lm_head_cross_entropy(const torch::Tensor& x, const torch::Tensor& weight,
+                                    const torch::Tensor& targets);
 
 // Per-token losses (N), no gradient: for evaluation.
-torch::Tensor lm_head_token_losses(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& targets);
+torch::Tensor lm_head_token_losses(const torch::Tensor& x, const torch::Tensor& weight,
+                                   const torch::Tensor& targets);
 
 }  // namespace xsa

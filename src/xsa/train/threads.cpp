@@ -33,7 +33,8 @@ ThreadInfo current_thread_info() {
   auto get_blas = find_symbol<GetThreadsFn>("openblas_get_num_threads");
   info.blas_threads = get_blas ? get_blas() : -1;
   auto get_config = find_symbol<GetConfigFn>("openblas_get_config");
-  info.blas = get_config ? std::string(get_config()) : std::string("not OpenBLAS (reference or unknown BLAS)");
+  info.blas =
+      get_config ? std::string(get_config()) : std::string("not OpenBLAS (reference or unknown BLAS)");
   return info;
 }
 

@@ -7,8 +7,8 @@ namespace xsa {
 
 struct ThreadInfo {
   int torch_threads = 0;
-  int blas_threads = 0;     // -1 if the BLAS does not say
-  std::string blas;         // e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH ... Haswell"
+  int blas_threads = 0;  // -1 if the BLAS does not say
+  std::string blas;      // e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH ... Haswell"
 };
 
 // Sets LibTorch's intra-op threads (for the calling thread's OpenMP team too) and OpenBLAS's

@@ -40,7 +40,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 // Fault injection for the resume tests: XSA_FAULT_EXIT_AFTER_STEP=N ends the process abruptly (like
 // kill -9: no cleanup, no results) right after step N of any run has completed and been checkpointed.
@@ -132,7 +134,8 @@ struct Shared {
 
 class VariantRun {
  public:
-  VariantRun(size_t index, VariantSpec spec, Shared& shared) : index_(index), spec_(std::move(spec)), s_(shared) {}
+  VariantRun(size_t index, VariantSpec spec, Shared& shared)
+      : index_(index), spec_(std::move(spec)), s_(shared) {}
 
   // Main thread, before any worker starts: the model's construction and initial draws never touch
   // a generator another thread uses.
@@ -200,7 +203,7 @@ class VariantRun {
 
       auto starts = sampler.batch_starts(step_, B);
       auto batch = make_batch(*s_.data.train, starts.data(), B, T);  // (B, T+1)
-      auto x = batch.narrow(1, 0, T), y = batch.narrow(1, 1, T);    // (B, T) each
+      auto x = batch.narrow(1, 0, T), y = batch.narrow(1, 1, T);     // (B, T) each
       optimizer_->zero_grad();
       auto loss = model_->forward_loss(x, y);  // fused output layer + cross-entropy
       double loss_value = loss.item<double>();
@@ -209,9 +212,10 @@ class VariantRun {
                              " at step " + std::to_string(step_ + 1));
       }
       loss.backward();
-      double grad_norm = cfg.train.grad_clip > 0
-                             ? torch::nn::utils::clip_grad_norm_(params, cfg.train.grad_clip)
-                             : torch::nn::utils::clip_grad_norm_(params, std::numeric_limits<double>::infinity());
+      double grad_norm =
+          cfg.train.grad_clip > 0
+              ? torch::nn::utils::clip_grad_norm_(params, cfg.train.grad_clip)
+              : torch::nn::utils::clip_grad_norm_(params, std::numeric_limits<double>::infinity());
       optimizer_->step();
       ++step_;
       double ms = 1e3 * seconds_since(t0);
@@ -221,11 +225,11 @@ class VariantRun {
       if (step_ % cfg.train.log_interval == 0 || step_ == steps) {
         train_loss_.push_back({{"step", step_}, {"loss", loss_value}});
         s_.log->write({{"run", spec_.name()},
-                      {"step", step_},
-                      {"loss", loss_value},
-                      {"lr", lr},
-                      {"grad_norm", grad_norm},
-                      {"ms", ms}});
+                       {"step", step_},
+                       {"loss", loss_value},
+                       {"lr", lr},
+                       {"grad_norm", grad_norm},
+                       {"ms", ms}});
       }
       s_.board.update(index_, step_, loss_value, recent_tokens_per_s());
       if (step_ % cfg.eval.interval == 0 || step_ % cfg.metrics.bias_interval == 0 || step_ == steps) {
@@ -248,7 +252,9 @@ class VariantRun {
   json config_identity() const {
     json c = config_to_json(s_.cfg);
     c.erase("runtime");
-    return {{"config", c}, {"vocab_size", s_.data.meta.vocab_size}, {"tokenizer_sha256", s_.data.meta.tokenizer_sha256}};
+    return {{"config", c},
+            {"vocab_size", s_.data.meta.vocab_size},
+            {"tokenizer_sha256", s_.data.meta.tokenizer_sha256}};
   }
 
   double recent_tokens_per_s() const {
@@ -261,7 +267,8 @@ class VariantRun {
   void record_eval_and_bias(int step) {
     const auto& cfg = s_.cfg;
     if (step % cfg.eval.interval == 0 || step == cfg.train.steps) {
-      auto losses = window_losses(model_, *s_.data.val, s_.eval_starts, cfg.data.seq_len, cfg.train.batch_size);
+      auto losses =
+          window_losses(model_, *s_.data.val, s_.eval_starts, cfg.data.seq_len, cfg.train.batch_size);
       eval_.push_back({{"step", step}, {"val_loss", mean_of(losses)}});
     }
     if (step % cfg.metrics.bias_interval == 0 || step == cfg.train.steps) bias_.push_back(measure_bias(step));
@@ -311,7 +318,8 @@ class VariantRun {
       std::vector<int64_t> ids{bos};
       for (int n = 0; n < sc.tokens; ++n) {
         int64_t from = std::max<int64_t>(0, static_cast<int64_t>(ids.size()) - s_.cfg.data.seq_len);
-        auto ctx = torch::tensor(std::vector<int64_t>(ids.begin() + from, ids.end()), torch::kLong).view({1, -1});
+        auto ctx =
+            torch::tensor(std::vector<int64_t>(ids.begin() + from, ids.end()), torch::kLong).view({1, -1});
         auto logits = model_->forward(ctx).select(1, ctx.size(1) - 1).squeeze(0) / sc.temperature;  // (V)
         if (sc.top_k > 0 && sc.top_k < logits.size(0)) {
           auto kth = std::get<0>(logits.topk(sc.top_k)).select(0, sc.top_k - 1);
@@ -329,7 +337,8 @@ class VariantRun {
   json make_result(double wall_s) {
     const auto& cfg = s_.cfg;
     auto all_windows = evenly_spaced_windows(s_.data.val->size(), cfg.data.seq_len, UINT64_MAX);
-    final_window_losses_ = window_losses(model_, *s_.data.val, all_windows, cfg.data.seq_len, cfg.train.batch_size);
+    final_window_losses_ =
+        window_losses(model_, *s_.data.val, all_windows, cfg.data.seq_len, cfg.train.batch_size);
     double train_time_s = 0;
     for (double ms : step_ms_) train_time_s += ms / 1e3;
     // Final training loss: mean over the last log_interval steps (one step is too noisy).
@@ -339,30 +348,33 @@ class VariantRun {
                                   : spec_.kind == VariantSpec::Kind::kLearned ? "learned"
                                                                               : "gate"}};
     variant_spec["lambda"] = spec_.kind == VariantSpec::Kind::kFixed ? json(spec_.lambda) : json(nullptr);
-    if (spec_.kind == VariantSpec::Kind::kLearned) variant_spec["initial_lambda"] = cfg.attention.learned_init;
+    if (spec_.kind == VariantSpec::Kind::kLearned)
+      variant_spec["initial_lambda"] = cfg.attention.learned_init;
     json layers_applied = cfg.attention.layers.empty() ? json("all") : json(cfg.attention.layers);
-    return {{"variant", spec_.name()},
-            {"lambda", variant_spec["lambda"]},
-            {"variant_spec", variant_spec},
-            {"layers", layers_applied},
-            {"seed", cfg.seed},
-            {"init_checksum", init_checksum_},
-            {"eval", eval_},
-            {"final",
-             {{"val_loss", mean_of(final_window_losses_)},
-              {"val_loss_sem", sem_of(final_window_losses_)},
-              {"eval_tokens", static_cast<std::uint64_t>(all_windows.size()) * cfg.data.seq_len},
-              {"eval_windows", all_windows.size()},
-              {"train_loss", recent_train_loss}}},
-            {"window_losses", final_window_losses_},
-            {"bias", bias_},
-            {"train_loss", train_loss_},
-            {"samples", generate_samples()},
-            {"timing",
-             {{"wall_s", wall_s},
-              {"train_s", train_time_s},
-              {"tokens_per_s", train_time_s > 0 ? step_ms_.size() * cfg.train.batch_size * cfg.data.seq_len / train_time_s : 0.0},
-              {"step_ms_median", median_of(step_ms_)}}}};
+    return {
+        {"variant", spec_.name()},
+        {"lambda", variant_spec["lambda"]},
+        {"variant_spec", variant_spec},
+        {"layers", layers_applied},
+        {"seed", cfg.seed},
+        {"init_checksum", init_checksum_},
+        {"eval", eval_},
+        {"final",
+         {{"val_loss", mean_of(final_window_losses_)},
+          {"val_loss_sem", sem_of(final_window_losses_)},
+          {"eval_tokens", static_cast<std::uint64_t>(all_windows.size()) * cfg.data.seq_len},
+          {"eval_windows", all_windows.size()},
+          {"train_loss", recent_train_loss}}},
+        {"window_losses", final_window_losses_},
+        {"bias", bias_},
+        {"train_loss", train_loss_},
+        {"samples", generate_samples()},
+        {"timing",
+         {{"wall_s", wall_s},
+          {"train_s", train_time_s},
+          {"tokens_per_s",
+           train_time_s > 0 ? step_ms_.size() * cfg.train.batch_size * cfg.data.seq_len / train_time_s : 0.0},
+          {"step_ms_median", median_of(step_ms_)}}}};
   }
 
   void save_checkpoint(double wall_s) {
@@ -385,7 +397,8 @@ class VariantRun {
     archive.write("state", c10::IValue(state.dump()));
     std::string path = checkpoint_path(), tmp = path + ".tmp";
     archive.save_to(tmp);
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw RuntimeFailure(path + ": cannot rename checkpoint");
+    if (std::rename(tmp.c_str(), path.c_str()) != 0)
+      throw RuntimeFailure(path + ": cannot rename checkpoint");
   }
 
   size_t index_;
@@ -445,11 +458,13 @@ void check_data_fits(const Config& cfg, const TokenDataset& data) {
   const int T = cfg.data.seq_len;
   if (count_windows(data.train->size(), T) < 1) {
     throw InputError(data.train->path() + ": " + std::to_string(data.train->size()) +
-                     " tokens cannot hold one window of data.seq_len+1 = " + std::to_string(T + 1) + " tokens");
+                     " tokens cannot hold one window of data.seq_len+1 = " + std::to_string(T + 1) +
+                     " tokens");
   }
   if (count_windows(data.val->size(), T) < 1) {
     throw InputError(data.val->path() + ": " + std::to_string(data.val->size()) +
-                     " tokens cannot hold one window of data.seq_len+1 = " + std::to_string(T + 1) + " tokens");
+                     " tokens cannot hold one window of data.seq_len+1 = " + std::to_string(T + 1) +
+                     " tokens");
   }
 }
 
@@ -458,7 +473,8 @@ json run_paired_experiment(const Config& cfg, const TokenDataset& data, const Pi
   check_data_fits(cfg, data);
   if (decoder.vocab_size() != data.meta.vocab_size) {
     throw InputError(data.dir + "/pieces.json: " + std::to_string(decoder.vocab_size()) +
-                     " pieces, expected vocab_size " + std::to_string(data.meta.vocab_size) + " from meta.json");
+                     " pieces, expected vocab_size " + std::to_string(data.meta.vocab_size) +
+                     " from meta.json");
   }
   apply_thread_policy(cfg.runtime.threads);
   keep_large_allocations_in_heap();
@@ -472,7 +488,8 @@ json run_paired_experiment(const Config& cfg, const TokenDataset& data, const Pi
   std::string log_path = options.out_dir + "/log.jsonl";
 
   const int B = cfg.train.batch_size, T = cfg.data.seq_len;
-  auto eval_starts = evenly_spaced_windows(data.val->size(), T, static_cast<std::uint64_t>(cfg.eval.batches) * B);
+  auto eval_starts =
+      evenly_spaced_windows(data.val->size(), T, static_cast<std::uint64_t>(cfg.eval.batches) * B);
   auto bias_starts =
       evenly_spaced_windows(data.val->size(), T, static_cast<std::uint64_t>(cfg.metrics.bias_batches) * B);
 
@@ -538,7 +555,8 @@ json run_paired_experiment(const Config& cfg, const TokenDataset& data, const Pi
     const json& var = runs_json[i];
     double b = base["final"]["val_loss"].get<double>(), v = var["final"]["val_loss"].get<double>();
     // Paired over the same validation windows: the SE of the per-window difference.
-    auto wb = base["window_losses"].get<std::vector<double>>(), wv = var["window_losses"].get<std::vector<double>>();
+    auto wb = base["window_losses"].get<std::vector<double>>(),
+         wv = var["window_losses"].get<std::vector<double>>();
     std::vector<double> diff(wb.size());
     for (size_t k = 0; k < wb.size(); ++k) diff[k] = wv[k] - wb[k];
     comparisons.push_back({{"baseline", base["variant"]},

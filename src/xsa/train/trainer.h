@@ -4,9 +4,8 @@
 #include <torch/optim/adamw.h>
 
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "xsa/config/config.h"
 #include "xsa/data/pieces.h"
@@ -30,7 +29,7 @@ void check_data_fits(const Config& cfg, const TokenDataset& data);
 // Trains every variant of cfg.attention.variants (runtime.workers at a time, runtime.threads each)
 // and returns the results.json object (schema xsa.results/1). Throws RuntimeFailure naming the run
 // and step if a loss becomes NaN/inf.
-nlohmann::json run_paired_experiment(const Config& cfg, const TokenDataset& data, const PiecesDecoder& decoder,
-                                     const ExperimentOptions& options);
+nlohmann::json run_paired_experiment(const Config& cfg, const TokenDataset& data,
+                                     const PiecesDecoder& decoder, const ExperimentOptions& options);
 
 }  // namespace xsa

@@ -8,7 +8,10 @@
 namespace xsa {
 
 ProgressBoard::ProgressBoard(std::vector<std::string> run_names, int total_steps, int plain_every, bool quiet)
-    : total_steps_(total_steps), plain_every_(std::max(1, plain_every)), quiet_(quiet), tty_(isatty(STDOUT_FILENO)) {
+    : total_steps_(total_steps),
+      plain_every_(std::max(1, plain_every)),
+      quiet_(quiet),
+      tty_(isatty(STDOUT_FILENO)) {
   for (auto& n : run_names) runs_.push_back({n});
   start_ = last_render_ = std::chrono::steady_clock::now();
 }
@@ -54,8 +57,8 @@ void ProgressBoard::render_locked(bool force) {
   for (const auto& r : runs_) {
     if (line.tellp() > 0) line << " | ";
     char buf[128];
-    std::snprintf(buf, sizeof(buf), "%s %d/%d loss %.3f %.1fk tok/s", r.name.c_str(), r.step, total_steps_, r.loss,
-                  r.tokens_per_s / 1000.0);
+    std::snprintf(buf, sizeof(buf), "%s %d/%d loss %.3f %.1fk tok/s", r.name.c_str(), r.step, total_steps_,
+                  r.loss, r.tokens_per_s / 1000.0);
     line << buf;
     slowest = std::min(slowest, static_cast<double>(r.step) / std::max(1, total_steps_));
   }

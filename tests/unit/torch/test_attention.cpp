@@ -88,7 +88,8 @@ TEST(ExclusiveProjection, GradientMatchesFiniteDifferences) {
                               : objective(y.detach(), plus.view(shape)).item<double>();
       double fm = param == &y ? objective(minus.view(shape), v.detach()).item<double>()
                               : objective(y.detach(), minus.view(shape)).item<double>();
-      EXPECT_NEAR(grad[i].item<double>(), (fp - fm) / (2 * h), 1e-6) << (param == &y ? "dy" : "dv") << " at " << i;
+      EXPECT_NEAR(grad[i].item<double>(), (fp - fm) / (2 * h), 1e-6)
+          << (param == &y ? "dy" : "dv") << " at " << i;
     }
   }
 }
@@ -179,7 +180,8 @@ TEST(Gpt, CausalOutputsIgnoreTheFuture) {
     torch::NoGradGuard no_grad;
     auto a = model->forward(idx).narrow(1, 0, t + 1), b = model->forward(changed).narrow(1, 0, t + 1);
     EXPECT_LT((a - b).abs().max().item<double>(), 1e-6) << pos;
-    auto later_a = model->forward(idx).narrow(1, t + 1, 1), later_b = model->forward(changed).narrow(1, t + 1, 1);
+    auto later_a = model->forward(idx).narrow(1, t + 1, 1),
+         later_b = model->forward(changed).narrow(1, t + 1, 1);
     EXPECT_GT((later_a - later_b).abs().max().item<double>(), 1e-4) << pos;  // the test can see a leak
   }
 }
@@ -194,7 +196,7 @@ TEST(Gpt, BiasProbeMatchesDefinitions) {
   ASSERT_EQ(p_sa.layers.size(), 2u);
   for (int l = 0; l < 2; ++l) {
     EXPECT_DOUBLE_EQ(p_sa.layers[l].cos_y_v, p_sa.layers[l].cos_z_v);  // SA: z = y
-    EXPECT_LT(std::abs(p_xsa.layers[l].cos_z_v), 1e-5);                 // XSA: z ⟂ v
+    EXPECT_LT(std::abs(p_xsa.layers[l].cos_z_v), 1e-5);                // XSA: z ⟂ v
     EXPECT_GT(p_sa.layers[l].attn_diag, 0.0);
     EXPECT_LT(p_sa.layers[l].attn_diag, 1.0);
   }

@@ -29,11 +29,14 @@ void expect_matches_autograd(int64_t rows, int64_t dim, int64_t vocab, double we
 
   auto per_token = lm_head_token_losses(x0, w0, targets);
   auto per_token_ref = torch::nn::functional::cross_entropy(
-      torch::mm(x0, w0.t()), targets, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
+      torch::mm(x0, w0.t()), targets,
+      torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
   EXPECT_TRUE(torch::allclose(per_token, per_token_ref, 1e-5, 1e-5));
 }
 
-TEST(LmHeadLoss, MatchesAutogradWithinOneChunk) { expect_matches_autograd(48, 16, 64, 1.0); }
+TEST(LmHeadLoss, MatchesAutogradWithinOneChunk) {
+  expect_matches_autograd(48, 16, 64, 1.0);
+}
 
 TEST(LmHeadLoss, MatchesAutogradAcrossChunksWithRemainder) {
   expect_matches_autograd(2 * kLmHeadChunkRows + 37, 32, 300, 0.5);
