@@ -5,11 +5,13 @@
 //   - model FLOPs per token (nanoGPT: 6N + 12·L·H·Q·T) and MFU against the measured peak.
 // Synthetic token ids (speed does not depend on them), so it needs no prepared data.
 // scripts/bench.sh combines this with xsa-train and the PyTorch reference.
+// clang-format off
+#include <torch/types.h>  // clip_grad.h uses torch::Tensor without including it: keep this first
+// clang-format on
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/nn/utils/clip_grad.h>
-#include <torch/types.h>  // clip_grad.h needs it first
 #include <torch/version.h>
 
 #include <CLI/CLI.hpp>
@@ -291,15 +293,5 @@ int main(int argc, char** argv) {
   CLI::App app{"xsa-bench"};
   BenchOptions opt;
   setup_bench_command(app, opt);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "xsa-bench: error: " << e.what() << " (see --help)\n";
-    return xsa::kExitInput;
-  }
-  return xsa::run_guarded("xsa-bench", [&] { return run_bench(opt); });
+  return xsa::parse_and_run(app, argc, argv, "xsa-bench", [&] { return run_bench(opt); });
 }

@@ -44,22 +44,8 @@ int run_inspect(const InspectOptions& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return xsa::run_guarded("xsa-inspect", [&] {
-    CLI::App app{"xsa-inspect"};
-    InspectOptions opt;
-    setup_inspect_cli(app, opt);
-    try {
-      app.parse(argc, argv);
-    } catch (const CLI::CallForHelp& e) {
-      return app.exit(e);
-    } catch (const CLI::CallForVersion& e) {
-      return app.exit(e);
-    } catch (const CLI::ParseError& e) {
-      // CLI11 would print a multi-line hint; the shared contract is one line and exit 2.
-      std::string what = e.what();
-      if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
-      throw xsa::InputError(what);
-    }
-    return run_inspect(opt);
-  });
+  CLI::App app{"xsa-inspect"};
+  InspectOptions opt;
+  setup_inspect_cli(app, opt);
+  return xsa::parse_and_run(app, argc, argv, "xsa-inspect", [&] { return run_inspect(opt); });
 }

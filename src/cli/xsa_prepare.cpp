@@ -72,17 +72,8 @@ int run(Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return xsa::run_guarded("xsa-prepare", [&]() -> int {
-    CLI::App app{"xsa-prepare"};
-    Options options;
-    setup_cli(app, options);
-    try {
-      app.parse(argc, argv);
-    } catch (const CLI::Success& e) {
-      return app.exit(e);  // --help / --version
-    } catch (const CLI::ParseError& e) {
-      throw xsa::InputError(e.what());  // one line, exit 2
-    }
-    return run(options);
-  });
+  CLI::App app{"xsa-prepare"};
+  Options options;
+  setup_cli(app, options);
+  return xsa::parse_and_run(app, argc, argv, "xsa-prepare", [&] { return run(options); });
 }

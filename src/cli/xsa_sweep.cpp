@@ -78,20 +78,8 @@ int run_sweep_command(const SweepOptions& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return xsa::run_guarded("xsa-sweep", [&]() -> int {
-    CLI::App app{"xsa-sweep"};
-    SweepOptions opt;
-    setup_sweep_command(app, opt);
-    try {
-      app.parse(argc, argv);
-    } catch (const CLI::Success& e) {
-      return app.exit(e);  // --help / --version
-    } catch (const CLI::ParseError& e) {
-      // CLI11 may add a multi-line hint; the shared contract is one line and exit 2.
-      std::string what = e.what();
-      if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
-      throw xsa::InputError(what);
-    }
-    return run_sweep_command(opt);
-  });
+  CLI::App app{"xsa-sweep"};
+  SweepOptions opt;
+  setup_sweep_command(app, opt);
+  return xsa::parse_and_run(app, argc, argv, "xsa-sweep", [&] { return run_sweep_command(opt); });
 }

@@ -115,15 +115,12 @@ int run_train(const TrainOptions& opt) {
   const std::string out = opt.out_dir.empty() ? "runs/" + cfg.name : opt.out_dir;
   check_output_folder(out, opt);
 
-  xsa::make_directories(out);
-  if (opt.force && !opt.resume) std::filesystem::remove_all(out + "/checkpoints");
-  xsa::write_file_atomic(out + "/config.yaml", xsa::config_to_yaml(cfg));
   if (!opt.quiet) {
     std::cout << "xsa-train: " << cfg.name << ": " << cfg.attention.variants.size() << " variants, "
               << cfg.train.steps << " steps of " << cfg.train.batch_size << "x" << cfg.data.seq_len
               << " tokens, data " << data.dir << " (vocab " << data.meta.vocab_size << ")" << std::endl;
   }
-  xsa::ExperimentOptions options{out, opt.resume, opt.quiet};
+  xsa::ExperimentOptions options{out, opt.resume, opt.quiet, xsa::config_to_yaml(cfg)};
   nlohmann::json results = xsa::run_paired_experiment(cfg, data, decoder, options);
   xsa::write_file_atomic(out + "/results.json", results.dump(1) + "\n");
   if (!opt.quiet) print_summary(results, out);
@@ -136,15 +133,5 @@ int main(int argc, char** argv) {
   CLI::App app{"xsa-train"};
   TrainOptions opt;
   setup_train_command(app, opt);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "xsa-train: error: " << e.what() << " (see --help)\n";
-    return xsa::kExitInput;
-  }
-  return xsa::run_guarded("xsa-train", [&] { return run_train(opt); });
+  return xsa::parse_and_run(app, argc, argv, "xsa-train", [&] { return run_train(opt); });
 }

@@ -470,6 +470,9 @@ void cross_check(const Config& c, const Context& ctx) {
     fail(ctx, "train.warmup_steps",
          "got " + std::to_string(c.train.warmup_steps) +
              ", expected an integer in [0, train.steps = " + std::to_string(c.train.steps) + "]");
+  if (c.model.pos == "rope" && c.model.d_head % 2 != 0)  // RoPE rotates channel pairs
+    fail(ctx, "model.d_head",
+         "got " + std::to_string(c.model.d_head) + ", expected an even integer when model.pos = rope");
   for (int layer : c.attention.layers)
     if (layer >= c.model.n_layer)
       fail(ctx, "attention.layers",

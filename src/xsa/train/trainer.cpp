@@ -16,7 +16,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -153,35 +155,16 @@ class VariantRun {
   int load_checkpoint_if_any() {
     std::string path = checkpoint_path();
     if (!path_exists(path)) return -1;
-    torch::serialize::InputArchive archive;
     try {
-      archive.load_from(path);
-    } catch (const std::exception&) {
-      throw InputError(path + ": unreadable checkpoint (delete it, or rerun with --force to start over)");
+      return restore_checkpoint(path);
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+      throw InputError(path + ": damaged or incompatible checkpoint (" + what +
+                       "); use --force to start over");
     }
-    c10::IValue state_value;
-    archive.read("state", state_value);
-    json state = json::parse(state_value.toStringRef());
-    json want = config_identity();
-    if (state.at("identity") != want) {
-      throw InputError(path + ": checkpoint was made with a different config or data (" +
-                       state.at("identity").dump() + " vs " + want.dump() + "); use --force to start over");
-    }
-    torch::serialize::InputArchive model_archive, optim_archive;
-    archive.read("model", model_archive);
-    archive.read("optimizer", optim_archive);
-    model_->load(model_archive);
-    optimizer_->load(optim_archive);
-    step_ = state.at("step").get<int>();
-    eval_ = state.at("eval");
-    bias_ = state.at("bias");
-    train_loss_ = state.at("train_loss");
-    step_ms_ = state.at("step_ms").get<std::vector<double>>();
-    step_losses_ = state.at("step_losses").get<std::vector<double>>();
-    prior_wall_s_ = state.at("wall_s").get<double>();
-    init_checksum_ = state.at("init_checksum").get<std::string>();
-    if (state.contains("result")) finished_result_ = state.at("result");
-    return step_;
   }
 
   // Worker thread.
@@ -216,6 +199,10 @@ class VariantRun {
           cfg.train.grad_clip > 0
               ? torch::nn::utils::clip_grad_norm_(params, cfg.train.grad_clip)
               : torch::nn::utils::clip_grad_norm_(params, std::numeric_limits<double>::infinity());
+      if (!std::isfinite(grad_norm)) {
+        throw RuntimeFailure("run '" + spec_.name() + "': gradient norm became " + std::to_string(grad_norm) +
+                             " at step " + std::to_string(step_ + 1));
+      }
       optimizer_->step();
       ++step_;
       double ms = 1e3 * seconds_since(t0);
@@ -248,13 +235,61 @@ class VariantRun {
   const json& result() const { return finished_result_; }
 
  private:
+  int restore_checkpoint(const std::string& path) {
+    torch::serialize::InputArchive archive;
+    archive.load_from(path);
+    c10::IValue state_value;
+    archive.read("state", state_value);
+    json state = json::parse(state_value.toStringRef());
+    json want = config_identity();
+    const json& had = state.at("identity");
+    if (had != want) {
+      std::string differs;
+      for (const auto& [key, value] : want.items()) {
+        if (had.contains(key) && had.at(key) == value) continue;
+        if (key == "config" && had.contains(key)) {
+          for (const auto& [section, v] : value.items()) {
+            if (!had.at(key).contains(section) || had.at(key).at(section) != v)
+              differs += " config." + section;
+          }
+        } else {
+          differs += " " + key;
+        }
+      }
+      throw InputError(path + ": checkpoint was made with a different config or data (differs in:" + differs +
+                       "); use --force to start over");
+    }
+    torch::serialize::InputArchive model_archive, optim_archive;
+    archive.read("model", model_archive);
+    archive.read("optimizer", optim_archive);
+    model_->load(model_archive);
+    optimizer_->load(optim_archive);
+    step_ = state.at("step").get<int>();
+    eval_ = state.at("eval");
+    bias_ = state.at("bias");
+    train_loss_ = state.at("train_loss");
+    step_ms_ = state.at("step_ms").get<std::vector<double>>();
+    step_losses_ = state.at("step_losses").get<std::vector<double>>();
+    prior_wall_s_ = state.at("wall_s").get<double>();
+    init_checksum_ = state.at("init_checksum").get<std::string>();
+    if (state.contains("result")) finished_result_ = state.at("result");
+    return step_;
+  }
+
   // What must match for a checkpoint to be resumable: the config minus runtime settings, and the data.
   json config_identity() const {
     json c = config_to_json(s_.cfg);
     c.erase("runtime");
+    json inputs = s_.data.meta.raw.value("inputs", json::array());
+    // Bit-identical continuation also needs the same thread count (reductions may split differently);
+    // workers do not matter.
     return {{"config", c},
+            {"threads", s_.cfg.runtime.threads},
             {"vocab_size", s_.data.meta.vocab_size},
-            {"tokenizer_sha256", s_.data.meta.tokenizer_sha256}};
+            {"train_tokens", s_.data.meta.train_tokens},
+            {"val_tokens", s_.data.meta.val_tokens},
+            {"tokenizer_sha256", s_.data.meta.tokenizer_sha256},
+            {"inputs", inputs}};
   }
 
   double recent_tokens_per_s() const {
@@ -397,8 +432,9 @@ class VariantRun {
     archive.write("state", c10::IValue(state.dump()));
     std::string path = checkpoint_path(), tmp = path + ".tmp";
     archive.save_to(tmp);
-    if (std::rename(tmp.c_str(), path.c_str()) != 0)
-      throw RuntimeFailure(path + ": cannot rename checkpoint");
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+      throw RuntimeFailure(path + ": cannot rename checkpoint into place (" + std::strerror(errno) + ")");
+    }
   }
 
   size_t index_;
@@ -479,7 +515,6 @@ json run_paired_experiment(const Config& cfg, const TokenDataset& data, const Pi
   apply_thread_policy(cfg.runtime.threads);
   keep_large_allocations_in_heap();
   auto wall_start = Clock::now();
-  make_directories(options.out_dir);
 
   std::vector<std::string> names;
   for (const auto& v : cfg.attention.variants) names.push_back(v.name());
@@ -506,6 +541,14 @@ json run_paired_experiment(const Config& cfg, const TokenDataset& data, const Pi
       if (step >= 0) board.message("resuming '" + names[i] + "' from step " + std::to_string(step));
     }
   }
+  // Everything is validated (config, data, checkpoints): only now is the output folder touched.
+  make_directories(options.out_dir);
+  if (!options.resume) {
+    // Starting over (--force): a finished run's results must not outlive its config and log.
+    std::filesystem::remove(options.out_dir + "/results.json");
+    std::filesystem::remove_all(options.out_dir + "/checkpoints");
+  }
+  write_file_atomic(options.out_dir + "/config.yaml", options.config_yaml);
   if (options.resume) {
     trim_log_for_resume(log_path, resume_step);
   } else if (path_exists(log_path)) {
@@ -557,6 +600,11 @@ json run_paired_experiment(const Config& cfg, const TokenDataset& data, const Pi
     // Paired over the same validation windows: the SE of the per-window difference.
     auto wb = base["window_losses"].get<std::vector<double>>(),
          wv = var["window_losses"].get<std::vector<double>>();
+    if (wv.size() != wb.size()) {
+      throw RuntimeFailure("runs '" + base["variant"].get<std::string>() + "' and '" +
+                           var["variant"].get<std::string>() +
+                           "' were evaluated on different validation windows");
+    }
     std::vector<double> diff(wb.size());
     for (size_t k = 0; k < wb.size(); ++k) diff[k] = wv[k] - wb[k];
     comparisons.push_back({{"baseline", base["variant"]},

@@ -15,9 +15,10 @@
 namespace xsa {
 
 struct ExperimentOptions {
-  std::string out_dir;  // holds log.jsonl and checkpoints/; results.json is written by the caller
-  bool resume = false;  // continue from out_dir/checkpoints where present
-  bool quiet = false;   // no progress output
+  std::string out_dir;      // holds log.jsonl and checkpoints/; results.json is written by the caller
+  bool resume = false;      // continue from out_dir/checkpoints where present
+  bool quiet = false;       // no progress output
+  std::string config_yaml;  // written to out_dir/config.yaml once every input has been validated
 };
 
 // AdamW as the trainer uses it: decay on >= 2-D weights only, betas/eps/lr from the config.

@@ -1,5 +1,6 @@
 #pragma once
 // Shared main() wrapper: turns exceptions into one stderr line and the documented exit code.
+#include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
 #include <string>
@@ -26,6 +27,24 @@ int run_guarded(const char* program, Fn&& fn) {
     std::cerr << program << ": failed: " << what << "\n";
     return kExitRuntime;
   }
+}
+
+// Parses the command line with CLI11 and runs `fn` under run_guarded. --help/--version print and exit 0;
+// a parse error is one line on stderr and exit code 2 (CLI11's own multi-line hints are cut).
+template <typename Fn>
+int parse_and_run(CLI::App& app, int argc, char** argv, const char* program, Fn&& fn) {
+  return run_guarded(program, [&]() -> int {
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::Success& e) {
+      return app.exit(e);  // --help / --version
+    } catch (const CLI::ParseError& e) {
+      std::string what = e.what();
+      if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+      throw InputError(what + " (see --help)");
+    }
+    return fn();
+  });
 }
 
 }  // namespace xsa

@@ -49,8 +49,15 @@ void write_file_atomic(const std::string& path, const std::string& content) {
     left -= static_cast<size_t>(n);
   }
   ::fchmod(fd, 0644);
-  ::fsync(fd);
-  ::close(fd);
+  // Network file systems report a full disk or quota only at fsync/close: never rename such a file in.
+  bool synced = ::fsync(fd) == 0;
+  int err = errno;
+  bool closed = ::close(fd) == 0;
+  if (!closed && synced) err = errno;
+  if (!synced || !closed) {
+    ::unlink(tmp.c_str());
+    throw RuntimeFailure(path + ": write failed (" + std::strerror(err) + ")");
+  }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());

@@ -270,6 +270,8 @@ TEST(ConfigErrors, OutOfRange) {
   expect_error("train: {lr: 0.001, min_lr: 0.01}", "train.min_lr", {}, "train.lr");
   expect_error("train: {steps: 10, warmup_steps: 11}", "train.warmup_steps", {}, "train.steps");
   expect_error("train: {warmup_steps: -1}", "train.warmup_steps");
+  expect_error("model: {d_head: 15}", "model.d_head", {}, "even integer when model.pos = rope");
+  EXPECT_NO_THROW(parse_config("model: {d_head: 15, pos: learned}", "x.yaml"));
   expect_error("train: {grad_clip: -1}", "train.grad_clip");
   expect_error("train: {beta1: 1}", "train.beta1");
   expect_error("train: {beta2: -0.1}", "train.beta2");
