@@ -3,6 +3,8 @@ set(XSA_TEST_DATA ${CMAKE_BINARY_DIR}/test-data/small)
 # Small on purpose: 942 train stories, the first 60 val stories (cut into the build folder, never the repo).
 add_test(NAME train.prepare_small_data
   COMMAND bash -c "set -e; rm -rf '${XSA_TEST_DATA}'; mkdir -p '${CMAKE_BINARY_DIR}/test-data'; \
+    if [ ! -d '${XSA_SHARED_TINYSTORIES}' ]; then \
+      echo 'no ${XSA_SHARED_TINYSTORIES}: the xsa-train end-to-end tests will be skipped'; exit 0; fi; \
     awk '{print} /^<[|]endoftext[|]>$/ {n++; if (n == 60) exit}' \
       '${XSA_SHARED_TINYSTORIES}/val/v1_valid_head_1000.txt' > '${CMAKE_BINARY_DIR}/test-data/val60.txt'; \
     '$<TARGET_FILE:xsa-prepare>' --train '${XSA_SHARED_TINYSTORIES}/train/v1_train_9k_10k.txt' \

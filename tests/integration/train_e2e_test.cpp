@@ -44,6 +44,9 @@ std::string quote(const std::string& s) {
 class TrainE2E : public ::testing::Test {
  protected:
   void SetUp() override {
+    if (!fs::exists(fs::path(XSA_TEST_DATA) / "meta.json")) {
+      GTEST_SKIP() << "no prepared test data at " << XSA_TEST_DATA << " (needs ../shared/tinystories)";
+    }
     dir_ = fs::path(XSA_BINARY_DIR) / "test-work" /
            ::testing::UnitTest::GetInstance()->current_test_info()->name();
     fs::remove_all(dir_);
