@@ -262,13 +262,18 @@ def plot_improvement_vs_lambda(experiments, out):
         errorbar_series(ax, sorted(by_len[seq_len]), by_len[seq_len], "seq_len %d" % seq_len,
                         lambda x, d=dodge: x + d)
     ax.axhline(0, color="gray", lw=0.8)
-    ax.set_xlabel("λ")
+    return save_improvement_plot(fig, ax, "λ", "Improvement vs λ", os.path.join(out, "improvement_vs_lambda.png"))
+
+
+def save_improvement_plot(fig, ax, xlabel, title, path):
+    """Labels, legend and file for the improvement-with-CI plots (vs λ, vs sequence length)."""
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("improvement over baseline (%)")
-    ax.set_title("Improvement vs λ (mean, 95% t CI over seeds)")
+    ax.set_title(title + " (mean, 95% t CI over seeds)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "improvement_vs_lambda.png"), dpi=110)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
     return None
 
@@ -292,15 +297,8 @@ def plot_improvement_vs_seq_len(experiments, out):
     ax.set_xticks(seq_lens)
     ax.set_xticklabels([str(n) for n in seq_lens])
     ax.minorticks_off()
-    ax.set_xlabel("sequence length")
-    ax.set_ylabel("improvement over baseline (%)")
-    ax.set_title("Improvement vs sequence length (mean, 95% t CI over seeds)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "improvement_vs_seq_len.png"), dpi=110)
-    plt.close(fig)
-    return None
+    return save_improvement_plot(fig, ax, "sequence length", "Improvement vs sequence length",
+                                 os.path.join(out, "improvement_vs_seq_len.png"))
 
 
 def plot_bias(experiments, out):
