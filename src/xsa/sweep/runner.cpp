@@ -178,6 +178,10 @@ class SweepRun {
           }
           held_ = still_held;
         }
+        if (Clock::now() - last_heartbeat >= std::chrono::seconds(kHeartbeatSeconds)) {
+          last_heartbeat = Clock::now();
+          heartbeat();
+        }
         if (queue.empty()) sleep_ms(200);
         continue;
       }
