@@ -37,7 +37,9 @@ void setup_sweep_command(CLI::App& app, SweepOptions& opt) {
       "Sweep file: base (config path, relative to the sweep file), name, grid {dotted.key: [values]},\n"
       "set {dotted.key: value}. Rerunning skips points that have results.json and continues unfinished "
       "ones.\n"
-      "Each child gets --set runtime.workers=1 --set runtime.threads=1.");
+      "Each child gets --set runtime.workers=1 --set runtime.threads=1.\n"
+      "Several sweeps may run into one --out (shards, array tasks, a local run): each point is claimed and\n"
+      "trained once. SIGTERM: running points checkpoint and are recorded as interrupted; exit code 75.");
   app.add_option("--config,-c", opt.config_path, "sweep file (YAML); required unless --status");
   app.add_option("--workers,-j", opt.workers,
                  "points run concurrently (default: the base config's runtime.workers)");

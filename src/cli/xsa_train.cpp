@@ -41,7 +41,8 @@ void setup_train_command(CLI::App& app, TrainOptions& opt) {
   app.set_version_flag("--version", std::string("xsa ") + XSA_VERSION + " (LibTorch " + TORCH_VERSION + ")");
 }
 
-// Refuses output folders whose contents a run would destroy (DESIGN.md: a rerun never destroys results).
+// Refuses output folders whose contents a run would destroy (README.md "Commands": a rerun never destroys
+// results).
 void check_output_folder(const std::string& out, const TrainOptions& opt) {
   namespace fs = std::filesystem;
   if (!xsa::path_exists(out)) return;
