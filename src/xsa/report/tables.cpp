@@ -137,6 +137,11 @@ Cell opt_cell(const std::optional<double>& v) {
   return v ? Cell(*v) : Cell();
 }
 
+// The mean, or an empty cell for no values.
+Cell avg(const std::vector<double>& xs) {
+  return xs.empty() ? Cell() : Cell(mean(xs));
+}
+
 std::string lambda_text(const GroupKey& k) {
   return k.has_lambda ? "λ=" + k.label : k.label;
 }
@@ -358,8 +363,7 @@ Table bias_table(const std::vector<Group>& per_len, BiasMoment moment) {
         if (const LayerBias* b = find_layer(bias_at(*p.baseline, moment), layer))
           for (std::size_t m = 0; m < kBiasMetricCount; ++m) base[m].push_back(b->*kBiasMetrics[m].member);
       }
-      auto avg = [](const std::vector<double>& xs) { return xs.empty() ? Cell() : Cell(mean(xs)); };
-      std::vector<Cell> row = {*g.key.seq_len,
+        std::vector<Cell> row = {*g.key.seq_len,
                                g.key.steps,
                                g.key.baseline,
                                g.key.label,
@@ -481,7 +485,6 @@ Table by_budget_table(const std::vector<Group>& pooled) {
         if (auto tr = final_val_trend(*runs[i])) trend[i].push_back(*tr);
       }
     }
-    auto avg = [](const std::vector<double>& xs) { return xs.empty() ? Cell() : Cell(mean(xs)); };
     std::vector<Cell> row = {g.key.baseline, g.key.label, g.key.steps,
                              tokens.size() == 1 ? Cell(*tokens.begin()) : Cell(),
                              epochs.size() == 1 ? Cell(*epochs.begin()) : Cell()};
