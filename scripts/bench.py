@@ -1,17 +1,22 @@
 #!/usr/bin/python3
-"""The performance benchmark (GitHub issue 5): one run, one machine, side-by-side ratios.
+"""The performance benchmark (GitHub issues 5 and 9): one run, one machine, side-by-side ratios.
 
 Measures
-  1. xsa-bench: sgemm peak at the model's sizes (1 and 2 threads), step-time breakdown, XSA/SA ratio,
-     scaling with sequence length and width, FLOPs per token;
+  1. xsa-bench: the CPU (model, matmul flags, native bf16?), sgemm peak at the model's sizes (1 and 2
+     threads) and the bf16 matmul peak where the CPU has native bf16, step-time breakdown, XSA/SA
+     ratio, scaling with sequence length and width, FLOPs per token;
   2. xsa-train throughput (training steps only, from results.json timing): SA alone, XSA alone
-     (1 worker, 1 thread), and the paired SA+XSA run with the default runtime (2 workers x 1 thread);
-  3. the PyTorch reference (scripts/reference/train_reference.py), variants one after another, at 1 and
-     2 threads; its best is the baseline for the speed-up;
+     (1 worker, 1 thread), and the paired SA+XSA run with the default runtime (2 workers x 1 thread),
+     in fp32 and, where the CPU has native bf16 (or with --bf16), in bf16 mixed precision;
+  3. the PyTorch reference (scripts/reference/train_reference.py), variants one after another, in every
+     sensible thread configuration: torch intra-op x OpenBLAS threads 1x1, 1x2, 2x1, 2x2 (OpenBLAS's
+     count is read back from the loaded library and checked); the best is the baseline for the speed-up;
   4. xsa-sweep with --workers 1 vs 2 on configs/sweep_smoke.yaml;
 then prints a table and writes bench/bench.json. Needs a build (scripts/build.sh) and data/tinystories.
+The paired xsa-train run and the reference configurations are measured in rounds (one of each per
+round), so slow drifts of a shared machine hit them alike.
 
-Usage: scripts/bench.sh [--steps N] [--repeats R] [--quick]
+Usage: scripts/bench.sh [--steps N] [--repeats R] [--quick] [--bf16]
 """
 import argparse
 import json
@@ -33,10 +38,15 @@ def run(cmd, **kw):
     return subprocess.run(cmd, check=True, cwd=ROOT, **kw)
 
 
-def train_throughput(out_root, name, variants, workers, steps):
+# torch intra-op threads x OpenBLAS threads: the configurations a user of the reference could pick.
+REFERENCE_THREADS = [(1, 1), (1, 2), (2, 1), (2, 2)]
+
+
+def train_throughput(out_root, name, variants, workers, steps, precision="fp32"):
     """tokens/s of the training steps of one xsa-train run (sum over concurrent runs) and its peak RSS."""
     out = os.path.join(out_root, name)
     run([os.path.join(BUILD, "xsa-train"), "--config", "configs/default.yaml", "--out", out, "--quiet",
+         "--set", f"runtime.precision={precision}",
          "--set", f"attention.variants=[{','.join(variants)}]", "--set", f"runtime.workers={workers}",
          "--set", "runtime.threads=1", "--set", f"train.steps={steps}", "--set", "train.warmup_steps=2",
          "--set", "train.checkpoint_interval=0", "--set", f"eval.interval={steps}", "--set",
@@ -49,14 +59,24 @@ def train_throughput(out_root, name, variants, workers, steps):
     else:  # one after another: total tokens / total training time
         tokens = sum(x["timing"]["tokens_per_s"] * x["timing"]["train_s"] for x in r["runs"])
         total = tokens / sum(x["timing"]["train_s"] for x in r["runs"])
-    return {"tokens_per_s": total, "per_run": per_run, "peak_rss_mib": r["environment"]["peak_rss_mib"]}
+    return {"tokens_per_s": total, "per_run": per_run, "peak_rss_mib": r["environment"]["peak_rss_mib"],
+            "precision": r["environment"].get("precision", "fp32")}
 
 
-def reference_throughput(threads, steps):
-    p = subprocess.run([PY, "scripts/reference/train_reference.py", "--threads", str(threads), "--steps",
-                        str(steps), "--variants", "sa,xsa"], cwd=ROOT, check=True, capture_output=True, text=True)
+def reference_throughput(threads, blas_threads, steps):
+    """tokens/s of the PyTorch reference (sa then xsa) and the thread counts it really ran with."""
+    cmd = [PY, "scripts/reference/train_reference.py", "--threads", str(threads), "--blas-threads",
+           str(blas_threads), "--steps", str(steps), "--variants", "sa,xsa"]
+    print("+ " + " ".join(cmd), flush=True)
+    # The environment is passed on unchanged (OPENBLAS_CORETYPE etc. stay as the user set them); the
+    # script sets OPENBLAS_NUM_THREADS / OMP_NUM_THREADS for itself before importing torch.
+    p = subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True)
     line = [l for l in p.stdout.splitlines() if l.startswith("{")][-1]
-    return json.loads(line)["tokens_per_s"]
+    r = json.loads(line)
+    if r["threads"] != threads or r["blas_threads"] != blas_threads:
+        sys.exit(f"bench: error: reference asked for {threads} torch x {blas_threads} OpenBLAS threads, "
+                 f"ran with {r['threads']} x {r['blas_threads']} (via {r['blas_threads_via']})")
+    return r["tokens_per_s"]
 
 
 def sweep_time(out_root, workers):
@@ -77,6 +97,8 @@ def main():
     ap.add_argument("--steps", type=int, default=30, help="training steps per throughput measurement")
     ap.add_argument("--repeats", type=int, default=3, help="repeats of each throughput measurement (median)")
     ap.add_argument("--quick", action="store_true", help="skip xsa-bench's scaling sweeps and the sweep timing")
+    ap.add_argument("--bf16", action="store_true",
+                    help="measure bf16 even if the CPU has no native bf16 (emulated there: very slow)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench"), help="where bench.json goes")
     args = ap.parse_args()
     if not os.path.exists(os.path.join(ROOT, "data/tinystories/meta.json")):
@@ -86,39 +108,60 @@ def main():
     result = {"steps": args.steps, "repeats": args.repeats}
     try:
         bench_json = os.path.join(work, "xsa_bench.json")
-        run([os.path.join(BUILD, "xsa-bench"), "--json", bench_json] + (["--quick"] if args.quick else []))
+        run([os.path.join(BUILD, "xsa-bench"), "--json", bench_json] + (["--quick"] if args.quick else [])
+            + (["--bf16"] if args.bf16 else []))
         micro = json.load(open(bench_json))
         result["xsa_bench"] = micro
+        cpu = micro["cpu"]
+        measure_bf16 = cpu["bf16_native"] or args.bf16
 
-        def measure(name, variants, workers):
+        def measure(name, variants, workers, precision="fp32", repeats=args.repeats, steps=args.steps):
             counter = iter(range(1000))
-            med, values = median_of(
-                lambda: train_throughput(work, f"{name}{next(counter)}", variants, workers, args.steps)["tokens_per_s"],
-                args.repeats)
-            return med, values
+            return median_of(lambda: train_throughput(work, f"{name}{next(counter)}", variants, workers, steps,
+                                                      precision)["tokens_per_s"], repeats)
 
         sa, sa_all = measure("sa", ["sa"], 1)
         xsa, xsa_all = measure("xsa", ["xsa"], 1)
-        paired, paired_all = measure("paired", ["sa", "xsa"], 2)
         paired_seq, _ = measure("paired_seq", ["sa", "xsa"], 1)
         rss = train_throughput(work, "rss", ["sa", "xsa"], 2, args.steps)["peak_rss_mib"]
-        ref1, ref1_all = median_of(lambda: reference_throughput(1, args.steps), args.repeats)
-        ref2, ref2_all = median_of(lambda: reference_throughput(2, args.steps), args.repeats)
-        ref_best = max(ref1, ref2)
+        # The headline comparison, in rounds: paired xsa-train, then every reference configuration.
+        paired_all, ref_all = [], {cfg: [] for cfg in REFERENCE_THREADS}
+        for r in range(args.repeats):
+            paired_all.append(train_throughput(work, f"paired{r}", ["sa", "xsa"], 2, args.steps)["tokens_per_s"])
+            for threads, blas in REFERENCE_THREADS:
+                ref_all[(threads, blas)].append(reference_throughput(threads, blas, args.steps))
+        paired = statistics.median(paired_all)
+        ref = {cfg: statistics.median(v) for cfg, v in ref_all.items()}
+        best_cfg = max(ref, key=ref.get)
+        ref_best = ref[best_cfg]
+        bf16 = None
+        if measure_bf16:
+            # Emulated bf16 (no native support) is ~100x slower: a few steps, once, just to show it runs.
+            steps16 = args.steps if cpu["bf16_native"] else 4
+            reps16 = args.repeats if cpu["bf16_native"] else 1
+            paired16, paired16_all = measure("paired_bf16", ["sa", "xsa"], 2, "bf16", reps16, steps16)
+            bf16 = {"paired_tokens_per_s": paired16, "samples": paired16_all, "steps": steps16,
+                    "emulated": not cpu["bf16_native"], "over_fp32_paired": paired16 / paired,
+                    "over_best_fp32_reference": paired16 / ref_best}
         fpt = micro["flops_per_token"]
         peak2 = micro["gemm"]["2"]["peak_gflops"] * 1e9
         peak1 = micro["gemm"]["1"]["peak_gflops"] * 1e9
         result.update({
+            "cpu": cpu,
             "xsa_train": {"sa_tokens_per_s": sa, "xsa_tokens_per_s": xsa, "paired_tokens_per_s": paired,
                           "paired_sequential_tokens_per_s": paired_seq, "samples": {
                               "sa": sa_all, "xsa": xsa_all, "paired": paired_all}},
-            "reference": {"threads_1": ref1, "threads_2": ref2, "samples": {"1": ref1_all, "2": ref2_all}},
+            "reference": {"configs": [{"torch_threads": t, "blas_threads": b, "tokens_per_s": ref[(t, b)],
+                                       "samples": ref_all[(t, b)]} for t, b in REFERENCE_THREADS],
+                          "best": {"torch_threads": best_cfg[0], "blas_threads": best_cfg[1],
+                                   "tokens_per_s": ref_best}},
             "paired_over_reference": paired / ref_best,
             "mfu_paired_vs_2core_peak": fpt * paired / peak2,
             "mfu_sa_vs_1core_peak": fpt * sa / peak1,
             "xsa_over_sa_step_ratio": micro["xsa_over_sa_step_ratio"],
             "xsa_over_sa_train_ratio": sa / xsa,
             "peak_rss_mib": rss,
+            "bf16": bf16,
         })
         if not args.quick:
             w1 = sweep_time(work, 1)
@@ -130,26 +173,62 @@ def main():
     def row(name, value, target=""):
         print(f"| {name} | {value} | {target} |")
 
+    def check(ok):
+        return " ✓" if ok else " ✗"
+
+    g1, g2 = micro["gemm"]["1"]["peak_gflops"], micro["gemm"]["2"]["peak_gflops"]
     print("\n## xsa benchmark (default model: 2 layers, d_model 128, 4 heads, vocab 4096, batch 32 x 128)\n")
+    print(f"CPU: {cpu['model']}, {cpu['cores']} cores; flags: {' '.join(cpu['flags_present']) or '-'}; "
+          f"absent: {' '.join(cpu['flags_absent']) or '-'}; native bf16: {'yes' if cpu['bf16_native'] else 'no'}\n")
     print("| figure | measured | target |\n|---|---|---|")
-    row("sgemm peak, 1 / 2 threads (GFLOP/s)",
-        f"{micro['gemm']['1']['peak_gflops']:.1f} / {micro['gemm']['2']['peak_gflops']:.1f}")
+    row("sgemm peak through LibTorch, 1 / 2 threads (GFLOP/s)", f"{g1:.1f} / {g2:.1f}")
+    if "gemm_bf16" in micro:
+        b1, b2 = micro["gemm_bf16"]["1"]["peak_gflops"], micro["gemm_bf16"]["2"]["peak_gflops"]
+        row("bf16 matmul peak through LibTorch, 1 / 2 threads (GFLOP/s)",
+            f"{b1:.1f} / {b2:.1f}" + ("" if cpu["bf16_native"] else " (emulated: no native bf16)"))
+    else:
+        row("bf16 matmul peak", "not measured: no native bf16 on this CPU")
     row("model FLOPs per token (6N + 12·L·H·Q·T)", f"{fpt / 1e6:.2f} M")
     row("xsa-train SA alone, 1 thread (tok/s)", f"{sa:.0f}")
     row("xsa-train XSA alone, 1 thread (tok/s)", f"{xsa:.0f}")
-    row("xsa-train paired SA+XSA, 2 workers x 1 thread (tok/s)", f"{paired:.0f}")
-    row("xsa-train paired, 1 worker (tok/s)", f"{paired_seq:.0f}")
-    row("PyTorch reference, variants in sequence, 1 / 2 threads (tok/s)", f"{ref1:.0f} / {ref2:.0f}")
-    row("paired xsa-train / best reference", f"{result['paired_over_reference']:.2f}x", ">= 2.0x")
-    row("MFU, paired vs 2-core peak", f"{100 * result['mfu_paired_vs_2core_peak']:.1f}%", ">= 50%")
-    row("MFU, SA alone vs 1-core peak", f"{100 * result['mfu_sa_vs_1core_peak']:.1f}%", "")
-    row("XSA / SA step time (interleaved micro-benchmark)", f"{micro['xsa_over_sa_step_ratio']:.3f}", "<= 1.03")
+    row("**xsa-train paired SA+XSA**, 2 workers x 1 thread (tok/s)", f"**{paired:.0f}**")
+    row("xsa-train paired, 1 worker x 1 thread (tok/s)", f"{paired_seq:.0f}")
+    for t, b in REFERENCE_THREADS:
+        best = " (best)" if (t, b) == best_cfg else ""
+        row(f"PyTorch reference, sa then xsa, torch {t} x OpenBLAS {b} threads (tok/s)", f"{ref[(t, b)]:.0f}{best}")
+    ratio = result["paired_over_reference"]
+    row("paired xsa-train / best reference", f"**{ratio:.2f}x**", ">= 2.0x" + check(ratio >= 2.0))
+    mfu = result["mfu_paired_vs_2core_peak"]
+    row("MFU, paired vs 2-core sgemm peak", f"**{100 * mfu:.1f}%**", ">= 60%" + check(mfu >= 0.60))
+    row("MFU, SA alone vs 1-core sgemm peak", f"{100 * result['mfu_sa_vs_1core_peak']:.1f}%", "")
+    xr = micro["xsa_over_sa_step_ratio"]
+    row("XSA / SA step time (interleaved micro-benchmark)", f"{xr:.3f}", "<= 1.02" + check(xr <= 1.02))
     row("XSA / SA step time (separate xsa-train runs)", f"{result['xsa_over_sa_train_ratio']:.3f}", "")
-    row("peak RSS, paired run (MiB)", f"{rss:.0f}", "< 1024")
+    if bf16 is not None:
+        note = f" (emulated, {bf16['steps']} steps)" if bf16["emulated"] else ""
+        row("xsa-train paired SA+XSA in bf16, 2 workers x 1 thread (tok/s)", f"{bf16['paired_tokens_per_s']:.0f}{note}")
+        target = "" if bf16["emulated"] else check(bf16["over_fp32_paired"] >= 1.6)
+        row("bf16 paired / fp32 paired", f"{bf16['over_fp32_paired']:.2f}x", ">= 1.6x (native bf16)" + target)
+        target = "" if bf16["emulated"] else check(bf16["over_best_fp32_reference"] >= 3.0)
+        row("bf16 paired / best fp32 reference", f"{bf16['over_best_fp32_reference']:.2f}x",
+            ">= 3x (native bf16)" + target)
+    else:
+        row("xsa-train paired in bf16", "not measured: no native bf16 on this CPU (--bf16 forces it)",
+            ">= 1.6x fp32 where native")
+    row("peak RSS, paired run (MiB)", f"{rss:.0f}", "< 1024" + check(rss < 1024))
     if "sweep_smoke_s" in result:
         s = result["sweep_smoke_s"]
         row("xsa-sweep smoke grid, workers 1 / 2 (s)", f"{s['workers_1']:.1f} / {s['workers_2']:.1f} "
-            f"({s['speedup']:.2f}x)", ">= 1.8x")
+            f"({s['speedup']:.2f}x)", ">= 1.8x" + check(s["speedup"] >= 1.8))
+
+    print(f"\nStep time at 1 thread, medians of interleaved steps (xsa-bench):\n")
+    print("| variant | precision | forward + loss ms | backward ms | optimizer ms | step ms | tok/s | MFU (1-core peak) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for prec, steps in (("fp32", micro["steps"]), ("bf16", micro.get("steps_bf16", []))):
+        for st in steps:
+            print(f"| {st['variant']} | {prec} | {st['forward_ms']:.1f} | {st['backward_ms']:.1f} | "
+                  f"{st['optimizer_ms']:.1f} | {st['step_ms']:.1f} | {st['tokens_per_s']:.0f} | "
+                  f"{100 * fpt * st['tokens_per_s'] / peak1:.1f}% |")
     path = os.path.join(args.out, "bench.json")
     with open(path + ".tmp", "w") as f:
         json.dump(result, f, indent=1)

@@ -12,10 +12,12 @@ Same as xsa-train (src/xsa/train/trainer.cpp): nanoGPT init from a generator see
 multiples of seq_len drawn without replacement per epoch. The batch order is a numpy permutation, not
 xsa's SplitMix64 sampler: same shapes, not the same batches.
 
-Threads: torch.set_num_threads(--threads) for LibTorch's intra-op pool, and OpenBLAS's pool via
-OPENBLAS_NUM_THREADS / OMP_NUM_THREADS, which this script sets *before importing torch* (OpenBLAS reads
-them when it loads). If threadpoolctl is installed it is applied as well; the JSON reports which
-mechanism was used and the OpenBLAS thread count read back from the library.
+Threads: torch.set_num_threads(--threads) for LibTorch's intra-op pool (and OMP_NUM_THREADS), and
+OpenBLAS's pool via OPENBLAS_NUM_THREADS=--blas-threads (default: --threads), which this script sets
+*before importing torch* (OpenBLAS sizes its pool when it loads). If threadpoolctl is installed it is
+applied as well; the JSON reports which mechanism was used and the OpenBLAS thread count read back from
+the OpenBLAS library the process actually loaded (found in /proc/self/maps). Nothing else of the
+environment is changed (OPENBLAS_CORETYPE, if set, is left as it is).
 
 Timing: the first --warmup steps of each variant are not timed; tokens/s = batch*seq_len / median step
 time. The output is one JSON line (plus progress on stderr).
@@ -29,7 +31,8 @@ import sys
 def parse_args():
     ap = argparse.ArgumentParser(description="PyTorch reference trainer: tokens/s per variant")
     ap.add_argument("--data", default="data/tinystories", help="prepared data folder (train.bin, meta.json)")
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
+    ap.add_argument("--blas-threads", type=int, default=None, help="OpenBLAS threads (default: --threads)")
     ap.add_argument("--steps", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=3, help="untimed steps at the start of each variant")
     ap.add_argument("--batch-size", type=int, default=32)
@@ -56,8 +59,10 @@ def parse_args():
 
 
 args = parse_args()
+if args.blas_threads is None:
+    args.blas_threads = args.threads
 # Must happen before torch (and with it OpenBLAS) is loaded: OpenBLAS sizes its pool from these at load.
-os.environ["OPENBLAS_NUM_THREADS"] = str(args.threads)
+os.environ["OPENBLAS_NUM_THREADS"] = str(args.blas_threads)
 os.environ["OMP_NUM_THREADS"] = str(args.threads)
 
 import ctypes  # noqa: E402
@@ -78,18 +83,23 @@ BLAS_MECHANISM = "env OPENBLAS_NUM_THREADS before import"
 try:
     from threadpoolctl import threadpool_limits
 
-    _limits = threadpool_limits(limits=args.threads, user_api="blas")
+    _limits = threadpool_limits(limits=args.blas_threads, user_api="blas")
     BLAS_MECHANISM = "threadpoolctl"
 except ImportError:
     pass
 
 
 def openblas_threads():
-    """OpenBLAS's own thread count (torch links libopenblas.so.0; dlopen returns the loaded copy)."""
-    try:
-        return ctypes.CDLL("libopenblas.so.0").openblas_get_num_threads()
-    except (OSError, AttributeError):
-        return -1
+    """The thread count of the OpenBLAS torch loaded (-1 if none): dlopen of an already-loaded path
+    returns that same copy, so this reads the pool torch's matmuls use."""
+    with open("/proc/self/maps") as maps:
+        paths = sorted({line.split()[-1] for line in maps if "libopenblas" in line.split()[-1]})
+    for path in paths:
+        try:
+            return ctypes.CDLL(path).openblas_get_num_threads()
+        except (OSError, AttributeError):
+            continue
+    return -1
 
 
 def learning_rate(step, total, warmup, lr, min_lr):
@@ -194,6 +204,7 @@ def main():
     print(json.dumps({
         "implementation": "pytorch-reference", "torch": torch.__version__,
         "threads": torch.get_num_threads(), "blas_threads": openblas_threads(), "blas_threads_via": BLAS_MECHANISM,
+        "blas_threads_requested": args.blas_threads,
         "steps": args.steps, "warmup": args.warmup, "batch_size": args.batch_size, "seq_len": args.seq_len,
         "model": {"n_layer": args.n_layer, "d_model": args.d_model, "n_head": args.n_head, "d_head": args.d_head},
         "runs": runs, "tokens_per_s": overall}))

@@ -1,6 +1,9 @@
 // xsa-bench: where a training step's time goes, on this machine, in one run.
-//   - sgemm throughput through LibTorch at the model's matrix sizes, 1 and 2 threads (the "peak");
-//   - per-variant step time split into forward+loss / backward / optimizer, and the XSA/SA ratio;
+//   - the CPU (model name, matmul-relevant flags: is there native bf16?);
+//   - sgemm throughput through LibTorch at the model's matrix sizes, 1 and 2 threads (the "peak"), and
+//     the bf16 matmul throughput where the CPU has native bf16 (or with --bf16);
+//   - per-variant step time split into forward+loss / backward / optimizer, and the XSA/SA ratio, in
+//     fp32 and (native bf16 or --bf16) in bf16 mixed precision;
 //   - step time as sequence length and width grow;
 //   - model FLOPs per token (nanoGPT: 6N + 12·L·H·Q·T) and MFU against the measured peak.
 // Synthetic token ids (speed does not depend on them), so it needs no prepared data.
@@ -21,10 +24,12 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "xsa/config/config.h"
 #include "xsa/model/gpt.h"
+#include "xsa/model/precision.h"
 #include "xsa/train/threads.h"
 #include "xsa/train/trainer.h"
 #include "xsa/util/cli_main.h"
@@ -42,6 +47,7 @@ struct BenchOptions {
   int warmup = 3;
   int vocab = 4096;
   bool quick = false;  // skip the scaling sweeps
+  bool bf16 = false;   // measure bf16 even without native bf16 (emulated: slow)
   std::string json_path;
   std::string profile_path;  // chrome trace of a few SA steps (LibTorch's profiler)
 };
@@ -59,6 +65,8 @@ void setup_bench_command(CLI::App& app, BenchOptions& opt) {
       ->check(CLI::Range(0, 1000));
   app.add_option("--vocab", opt.vocab, "vocabulary size")->capture_default_str()->check(CLI::Range(8, 65536));
   app.add_flag("--quick", opt.quick, "skip the sequence-length and width scaling");
+  app.add_flag("--bf16", opt.bf16,
+               "measure bf16 matmuls and bf16 steps even if the CPU has no native bf16 (emulated, slow)");
   app.add_option("--json", opt.json_path, "also write the measurements to this JSON file");
   app.add_option("--profile", opt.profile_path,
                  "write chrome://tracing profiles of 3 steps to PATH.sa.json and PATH.xsa.json "
@@ -76,13 +84,13 @@ double median(std::vector<double> v) {
   return n == 0 ? 0.0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
 }
 
-// GFLOP/s of (m×k)·(k×n) at the current thread count, median of repeats.
-double gemm_gflops(int64_t m, int64_t k, int64_t n) {
+// GFLOP/s of (m×k)·(k×n) in `dtype` at the current thread count, median of repeats.
+double gemm_gflops(int64_t m, int64_t k, int64_t n, at::ScalarType dtype, double budget_flops) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(1);
-  auto a = torch::randn({m, k}, gen), b = torch::randn({k, n}, gen);
-  auto c = torch::empty({m, n});
+  auto a = torch::randn({m, k}, gen).to(dtype), b = torch::randn({k, n}, gen).to(dtype);
+  auto c = torch::empty({m, n}, a.options());
   double flops = 2.0 * m * k * n;
-  int reps = std::max(3, static_cast<int>(2e9 / flops));
+  int reps = std::max(3, static_cast<int>(budget_flops / flops));
   for (int i = 0; i < 2; ++i) at::mm_out(c, a, b);
   std::vector<double> rates;
   for (int i = 0; i < reps; ++i) {
@@ -93,7 +101,8 @@ double gemm_gflops(int64_t m, int64_t k, int64_t n) {
   return median(rates);
 }
 
-json measure_gemm(const xsa::Config& cfg, int vocab) {
+// budget_flops: FLOPs to spend per shape (more repeats for small shapes).
+json measure_gemm(const xsa::Config& cfg, int vocab, at::ScalarType dtype, double budget_flops) {
   const int64_t M = static_cast<int64_t>(cfg.train.batch_size) * cfg.data.seq_len;
   const int64_t C = cfg.model.d_model, HD = cfg.model.n_head * cfg.model.d_head, R = cfg.model.mlp_ratio * C;
   struct Shape {
@@ -113,7 +122,7 @@ json measure_gemm(const xsa::Config& cfg, int vocab) {
     json per_shape = json::object();
     double peak = 0;
     for (const auto& s : shapes) {
-      double g = gemm_gflops(s.m, s.k, s.n);
+      double g = gemm_gflops(s.m, s.k, s.n, dtype, budget_flops);
       per_shape[s.name] = g;
       peak = std::max(peak, g);
     }
@@ -135,7 +144,7 @@ double flops_per_token(const xsa::ModelConfig& m, int vocab, int seq_len) {
 // current thread count. The variants' steps are interleaved (A B A B ...), so slow drifts of a shared
 // machine (frequency, other load, heap state) hit both alike and their ratio is fair.
 json measure_steps(const xsa::Config& cfg, const std::vector<xsa::VariantSpec>& variants, int vocab,
-                   int steps, int warmup) {
+                   int steps, int warmup, xsa::Precision precision = xsa::Precision::kFp32) {
   struct Run {
     xsa::Gpt model{nullptr};
     std::unique_ptr<torch::optim::AdamW> optimizer;
@@ -157,7 +166,11 @@ json measure_steps(const xsa::Config& cfg, const std::vector<xsa::VariantSpec>& 
     for (auto& r : runs) {
       auto t0 = Clock::now();
       r.optimizer->zero_grad();
-      auto loss = r.model->forward_loss(x, y);
+      torch::Tensor loss;
+      {
+        xsa::PrecisionScope mixed(precision);  // as the trainer's step does
+        loss = r.model->forward_loss(x, y);
+      }
       loss.item<double>();
       auto t1 = Clock::now();
       loss.backward();
@@ -201,16 +214,55 @@ int run_bench(const BenchOptions& opt) {
   std::printf("xsa-bench: %d layers, d_model %d, %d heads × %d, vocab %d, batch %d × %d tokens\n", m.n_layer,
               m.d_model, m.n_head, m.d_head, opt.vocab, cfg.train.batch_size, cfg.data.seq_len);
 
-  json gemm = measure_gemm(cfg, opt.vocab);
+  const auto cpu = xsa::describe_cpu(xsa::read_cpuinfo());
+  const auto& bf16_support = xsa::cpu_bf16_support();
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : " ") + x;
+    return s.empty() ? std::string("-") : s;
+  };
+  out["cpu"] = {{"model", cpu.model},
+                {"flags_present", cpu.flags_present},
+                {"flags_absent", cpu.flags_absent},
+                {"cores", std::thread::hardware_concurrency()},
+                {"bf16_native", bf16_support.native()}};
+  std::printf("CPU: %s, %u cores; flags: %s; absent: %s; native bf16: %s\n", cpu.model.c_str(),
+              std::thread::hardware_concurrency(), join(cpu.flags_present).c_str(),
+              join(cpu.flags_absent).c_str(), bf16_support.native() ? "yes" : "no");
+  // bf16 is measured where the CPU has it natively; elsewhere only on request (it is emulated there,
+  // ~100x slower than fp32, so it gets a smaller budget).
+  const bool measure_bf16 = bf16_support.native() || opt.bf16;
+
+  json gemm = measure_gemm(cfg, opt.vocab, at::kFloat, 2e9);
   out["gemm"] = gemm;
-  std::printf(
-      "\nsgemm through LibTorch (GFLOP/s, median)\n| shape | 1 thread | 2 threads |\n|---|---|---|\n");
-  for (auto& [name, g1] : gemm["1"]["shapes"].items()) {
-    std::printf("| %s | %.1f | %.1f |\n", name.c_str(), g1.get<double>(),
-                gemm["2"]["shapes"][name].get<double>());
+  json gemm_bf16;
+  if (measure_bf16) {
+    gemm_bf16 = measure_gemm(cfg, opt.vocab, at::kBFloat16, bf16_support.native() ? 2e9 : 1e8);
+    out["gemm_bf16"] = gemm_bf16;
   }
-  std::printf("| **peak** | %.1f | %.1f |\n", gemm["1"]["peak_gflops"].get<double>(),
-              gemm["2"]["peak_gflops"].get<double>());
+  std::printf("\nmatmul through LibTorch (GFLOP/s, median)\n| shape | fp32 1 thread | fp32 2 threads |%s\n",
+              measure_bf16 ? " bf16 1 thread | bf16 2 threads |" : "");
+  std::printf("|---|---|---|%s\n", measure_bf16 ? "---|---|" : "");
+  auto bf16_cells = [&](const std::string& name) {
+    if (!measure_bf16) return std::string();
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), " %.1f | %.1f |", gemm_bf16["1"]["shapes"][name].get<double>(),
+                  gemm_bf16["2"]["shapes"][name].get<double>());
+    return std::string(buf);
+  };
+  for (auto& [name, g1] : gemm["1"]["shapes"].items()) {
+    std::printf("| %s | %.1f | %.1f |%s\n", name.c_str(), g1.get<double>(),
+                gemm["2"]["shapes"][name].get<double>(), bf16_cells(name).c_str());
+  }
+  std::string bf16_peaks;
+  if (measure_bf16) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), " %.1f | %.1f |", gemm_bf16["1"]["peak_gflops"].get<double>(),
+                  gemm_bf16["2"]["peak_gflops"].get<double>());
+    bf16_peaks = buf;
+  }
+  std::printf("| **peak** | %.1f | %.1f |%s\n", gemm["1"]["peak_gflops"].get<double>(),
+              gemm["2"]["peak_gflops"].get<double>(), bf16_peaks.c_str());
 
   xsa::apply_thread_policy(1);
   if (!opt.profile_path.empty()) {
@@ -243,6 +295,32 @@ int run_bench(const BenchOptions& opt) {
   out["xsa_over_sa_step_ratio"] = steps[1]["step_ms"].get<double>() / steps[0]["step_ms"].get<double>();
   std::printf("XSA / SA step time: %.3f   model FLOPs per token: %.2f M\n",
               out["xsa_over_sa_step_ratio"].get<double>(), fpt / 1e6);
+
+  if (measure_bf16) {
+    // bf16 mixed precision, same models and batches; MFU stays against the fp32 peak (the figure
+    // the targets use), the bf16 peak is in the matmul table.
+    const int bf16_steps = bf16_support.native() ? opt.steps : std::max(2, opt.steps / 4);
+    const int bf16_warmup = bf16_support.native() ? opt.warmup : 1;
+    json measured_bf16 = measure_steps(cfg, {keyword_variant(0), keyword_variant(1)}, opt.vocab, bf16_steps,
+                                       bf16_warmup, xsa::Precision::kBf16);
+    std::printf("\nstep time at 1 thread in bf16 mixed precision (median of %d steps%s)\n", bf16_steps,
+                bf16_support.native() ? "" : "; NO native bf16 on this CPU: emulated");
+    std::printf(
+        "| variant | forward+loss ms | backward ms | optimizer ms | step ms | tokens/s | vs fp32 |\n");
+    std::printf("|---|---|---|---|---|---|---|\n");
+    json steps_bf16 = json::array();
+    for (size_t i = 0; i < measured_bf16.size(); ++i) {
+      json s = measured_bf16[i];
+      s["speedup_vs_fp32"] = steps[i]["step_ms"].get<double>() / s["step_ms"].get<double>();
+      std::printf("| %s | %.1f | %.1f | %.1f | %.1f | %.0f | %.2fx |\n",
+                  s["variant"].get<std::string>().c_str(), s["forward_ms"].get<double>(),
+                  s["backward_ms"].get<double>(), s["optimizer_ms"].get<double>(), s["step_ms"].get<double>(),
+                  s["tokens_per_s"].get<double>(), s["speedup_vs_fp32"].get<double>());
+      steps_bf16.push_back(s);
+    }
+    out["steps_bf16"] = steps_bf16;
+    out["bf16_emulated"] = !bf16_support.native();
+  }
 
   if (!opt.quick) {
     // Sequence length grows at a constant 4096 tokens per step (batch = 4096 / T), so the change is

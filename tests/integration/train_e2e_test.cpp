@@ -167,6 +167,36 @@ TEST_F(TrainE2E, RerunsAndConcurrentWorkersAreBitIdentical) {
   EXPECT_EQ(numbers(concurrent), numbers(sequential));
 }
 
+TEST_F(TrainE2E, Bf16RunsPairedAndRerunsBitIdenticalAndSaysWhatItUsed) {
+  const std::string config = (dir_ / "config.yaml").string();
+  Outcome first =
+      train({"--config", config, "--out", (dir_ / "a").string(), "--set", "runtime.precision=bf16"});
+  ASSERT_EQ(first.code, 0) << first.err;
+  json a = json::parse(slurp(dir_ / "a" / "results.json"));
+  json b = train_ok("b", {"runtime.precision=bf16", "runtime.workers=1"});  // rerun, one after another
+  json fp32 = train_ok("fp32");
+  const bool native = a["environment"]["cpu_bf16"]["native"].get<bool>();
+  EXPECT_EQ(a["environment"]["precision"], "bf16");
+  EXPECT_EQ(a["environment"]["precision_requested"], "bf16");
+  EXPECT_EQ(fp32["environment"]["precision"], "fp32");
+  // Without native bf16 the run says, in one line, that it is emulated; with it, nothing.
+  EXPECT_EQ(first.err.find("without native bf16") != std::string::npos, !native) << first.err;
+  EXPECT_EQ(numbers(a), numbers(b));                                           // bit-identical rerun
+  EXPECT_EQ(a["runs"][0]["init_checksum"], a["runs"][1]["init_checksum"]);     // still paired
+  EXPECT_EQ(a["runs"][0]["init_checksum"], fp32["runs"][0]["init_checksum"]);  // same init as fp32
+  for (int i = 0; i < 2; ++i) {
+    double l16 = a["runs"][i]["final"]["val_loss"], l32 = fp32["runs"][i]["final"]["val_loss"];
+    EXPECT_NE(l16, l32);                     // really bf16
+    EXPECT_NEAR(l16, l32, 0.01 * l32) << i;  // and within 1% of fp32
+  }
+  for (const auto& m : a["runs"][1]["bias"])  // XSA projection in fp32: z ⟂ v still
+    for (const auto& l : m["layers"]) EXPECT_LT(std::abs(l["cos_z_v"].get<double>()), 1e-4);
+  // auto = bf16 only where native.
+  json automatic = train_ok("auto", {"runtime.precision=auto"});
+  EXPECT_EQ(automatic["environment"]["precision"], native ? "bf16" : "fp32");
+  EXPECT_EQ(automatic["environment"]["precision_requested"], "auto");
+}
+
 TEST_F(TrainE2E, LambdaZeroIsBitIdenticalToSa) {
   json r = train_ok("run", {"attention.variants=[sa, 0]"});
   ASSERT_EQ(r["runs"].size(), 2u);

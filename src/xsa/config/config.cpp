@@ -321,6 +321,7 @@ const std::vector<Key>& keys() {
 
     k.push_back(int_key("runtime.threads", XSA_FIELD(c.runtime.threads), at_least(1), "an integer >= 1"));
     k.push_back(int_key("runtime.workers", XSA_FIELD(c.runtime.workers), at_least(1), "an integer >= 1"));
+    k.push_back(string_key("runtime.precision", XSA_FIELD(c.runtime.precision), {"fp32", "bf16", "auto"}));
     return k;
   }();
   return table;

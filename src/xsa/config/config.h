@@ -90,6 +90,9 @@ struct SampleConfig {
 struct RuntimeConfig {
   int threads = 1;  // LibTorch intra-op threads AND OpenBLAS threads per run
   int workers = 2;  // variants trained concurrently
+  // fp32 | bf16 | auto: matmul precision (bf16 = mixed precision, fp32 master weights; auto = bf16
+  // only on CPUs with native bf16). See src/xsa/model/precision.h.
+  std::string precision = "fp32";
 };
 
 struct Config {

@@ -18,22 +18,6 @@ namespace xsa {
 namespace F = torch::nn::functional;
 
 // ---------------------------------------------------------------------------------------------
-// The XSA step: remove from y the component along the token's own value direction.
-torch::Tensor exclusive_projection(const torch::Tensor& y, const torch::Tensor& v,
-                                   const torch::Tensor& lambda) {
-  auto v_hat = v / v.norm(2, {-1}, /*keepdim=*/true).clamp_min(kXsaEps);  // (B, H, T, D)
-  auto along = (y * v_hat).sum(-1, /*keepdim=*/true);                     // (B, H, T, 1)  y·v̂
-  return y - (lambda * along) * v_hat;                                    // (B, H, T, D)
-}
-
-torch::Tensor exclusive_projection(const torch::Tensor& y, const torch::Tensor& v, double lambda) {
-  auto v_hat = v / v.norm(2, {-1}, /*keepdim=*/true).clamp_min(kXsaEps);  // (B, H, T, D)
-  auto along = (y * v_hat).sum(-1, /*keepdim=*/true);                     // (B, H, T, 1)
-  if (lambda == 1.0) return y - along * v_hat;                            // XSA: skip the ×1
-  return y - (along * lambda) * v_hat;
-}
-
-// ---------------------------------------------------------------------------------------------
 RopeTables make_rope_tables(int max_len, int d_head, double base) {
   // Built in float64 and rounded once, so the tables do not depend on float32 pow/cos accumulation.
   auto opts = torch::TensorOptions().dtype(torch::kFloat64);
@@ -71,6 +55,10 @@ torch::Tensor cosine_last_dim(const torch::Tensor& a, const torch::Tensor& b) {
 void measure_bias(const torch::Tensor& att, const torch::Tensor& y, const torch::Tensor& z,
                   const torch::Tensor& v, LayerBias* probe) {
   torch::NoGradGuard no_grad;
+  if (y.scalar_type() == torch::kBFloat16 || v.scalar_type() == torch::kBFloat16) {  // bf16 mixed precision
+    measure_bias(att, y.to(torch::kFloat), z.to(torch::kFloat), v.to(torch::kFloat), probe);
+    return;
+  }
   auto T = att.size(-1);
   if (T < 2) {
     *probe = LayerBias{};
@@ -145,7 +133,9 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const tor
   auto att = torch::matmul(q, k.transpose(-2, -1));  // (B, H, T, T)
   // In place: the scores themselves are not needed for backward (matmul keeps q and k).
   att.mul_(scale).masked_fill_(mask, -std::numeric_limits<float>::infinity());
-  att = torch::softmax(att, -1);
+  // Under bf16 mixed precision the scores come out of the matmul in bf16; the softmax runs in float32.
+  att = att.scalar_type() == torch::kBFloat16 ? torch::softmax(att, -1, torch::kFloat)
+                                              : torch::softmax(att, -1);
   auto y = torch::matmul(att, v);  // (B, H, T, D)
 
   torch::Tensor z = y;  // λ = 0 takes exactly the SA path

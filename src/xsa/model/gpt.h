@@ -22,18 +22,11 @@
 #include <vector>
 
 #include "xsa/config/config.h"
+#include "xsa/model/exclusive_projection.h"  // the XSA step, z = y − λ (y·v̂) v̂
 
 namespace xsa {
 
-constexpr double kXsaEps = 1e-6;  // guards ‖v‖ = 0 in v̂ = v / max(‖v‖, eps)
-
-// The XSA step. y, v: (B, H, T, D); lambda broadcasts against (B, H, T, 1), i.e. a scalar tensor or
-// (1, H, 1, 1) for per-head λ. Returns z = y − λ (y·v̂) v̂. Gradients flow through y, v and λ.
-torch::Tensor exclusive_projection(const torch::Tensor& y, const torch::Tensor& v,
-                                   const torch::Tensor& lambda);
-torch::Tensor exclusive_projection(const torch::Tensor& y, const torch::Tensor& v, double lambda);
-
-// Per-layer bias metrics of one forward pass (DESIGN.md "Bias metrics"), each averaged over batch,
+// Per-layer bias metrics of one forward pass (README.md "Bias metrics"), each averaged over batch,
 // heads and positions 1..T-1 (position 0 attends only to itself: y_0 = v_0, a_00 = 1). value_cos
 // uses all pairs i ≠ j. Cosines use max(‖·‖, 1e-6) norms. Filled only when a probe is passed.
 struct LayerBias {

@@ -13,7 +13,8 @@ constexpr int64_t kLmHeadChunkRows = 512;  // measured best of 256/512/1024 at V
 
 // Mean next-token cross-entropy of logits x·Wᵀ. x: (N, C), weight: (V, C), targets: (N) int64.
 // Differentiable in x and weight (a custom autograd function; gradients match autograd through
-// linear + cross_entropy to float rounding).
+// linear + cross_entropy to float rounding). Inside a bf16 PrecisionScope (precision.h) the two
+// matmuls run in bf16; logits' softmax, losses and gradient accumulation stay float32.
 torch::Tensor lm_head_cross_entropy(const torch::Tensor& x, const torch::Tensor& weight,
                                     const torch::Tensor& targets);
 

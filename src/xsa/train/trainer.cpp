@@ -28,6 +28,7 @@
 
 #include "xsa/data/sampler.h"
 #include "xsa/model/gpt.h"
+#include "xsa/model/precision.h"
 #include "xsa/train/schedule.h"
 #include "xsa/train/threads.h"
 #include "xsa/util/error.h"
@@ -135,6 +136,7 @@ struct Shared {
   std::atomic<bool>& abort;
   std::vector<std::uint64_t> eval_starts;  // fixed validation windows for periodic evaluation
   std::vector<std::uint64_t> bias_starts;  // fixed validation windows for bias metrics
+  Precision precision = Precision::kFp32;  // runtime.precision resolved for this CPU
 };
 
 class VariantRun {
@@ -198,7 +200,11 @@ class VariantRun {
       auto batch = make_batch(*s_.data.train, starts.data(), B, T);  // (B, T+1)
       auto x = batch.narrow(1, 0, T), y = batch.narrow(1, 1, T);     // (B, T) each
       optimizer_->zero_grad();
-      auto loss = model_->forward_loss(x, y);  // fused output layer + cross-entropy
+      torch::Tensor loss;
+      {
+        PrecisionScope mixed(s_.precision);  // bf16: matmuls in bf16 for the forward only
+        loss = model_->forward_loss(x, y);   // fused output layer + cross-entropy
+      }
       double loss_value = loss.item<double>();
       if (!std::isfinite(loss_value)) {
         throw RuntimeFailure("run '" + spec_.name() + "': loss became " + std::to_string(loss_value) +
@@ -295,6 +301,7 @@ class VariantRun {
     // workers do not matter.
     return {{"config", c},
             {"threads", s_.cfg.runtime.threads},
+            {"precision", precision_name(s_.precision)},
             {"vocab_size", s_.data.meta.vocab_size},
             {"train_tokens", s_.data.meta.train_tokens},
             {"val_tokens", s_.data.meta.val_tokens},
@@ -311,6 +318,7 @@ class VariantRun {
 
   void record_eval_and_bias(int step) {
     const auto& cfg = s_.cfg;
+    PrecisionScope mixed(s_.precision);
     if (step % cfg.eval.interval == 0 || step == cfg.train.steps) {
       auto losses =
           window_losses(model_, *s_.data.val, s_.eval_starts, cfg.data.seq_len, cfg.train.batch_size);
@@ -382,8 +390,11 @@ class VariantRun {
   json make_result(double wall_s) {
     const auto& cfg = s_.cfg;
     auto all_windows = evenly_spaced_windows(s_.data.val->size(), cfg.data.seq_len, UINT64_MAX);
-    final_window_losses_ =
-        window_losses(model_, *s_.data.val, all_windows, cfg.data.seq_len, cfg.train.batch_size);
+    {
+      PrecisionScope mixed(s_.precision);
+      final_window_losses_ =
+          window_losses(model_, *s_.data.val, all_windows, cfg.data.seq_len, cfg.train.batch_size);
+    }
     double train_time_s = 0;
     for (double ms : step_ms_) train_time_s += ms / 1e3;
     // Final training loss: mean over the last log_interval steps (one step is too noisy).
@@ -538,8 +549,12 @@ json run_paired_experiment(const Config& cfg, const TokenDataset& data, const Pi
   auto bias_starts =
       evenly_spaced_windows(data.val->size(), T, static_cast<std::uint64_t>(cfg.metrics.bias_batches) * B);
 
+  const PrecisionChoice precision = resolve_precision(cfg.runtime.precision, cpu_bf16_support());
+  if (!precision.warning.empty()) std::fprintf(stderr, "xsa-train: warning: %s\n", precision.warning.c_str());
+
   // Build every model (and draw its init) here, before any worker thread exists.
-  Shared shared{cfg, data, decoder, options.out_dir, nullptr, board, abort, eval_starts, bias_starts};
+  Shared shared{cfg,   data,  decoder,     options.out_dir, nullptr,
+                board, abort, eval_starts, bias_starts,     precision.precision};
   std::vector<std::unique_ptr<VariantRun>> runs;
   std::map<std::string, int> resume_step;
   for (size_t i = 0; i < cfg.attention.variants.size(); ++i) {
@@ -642,6 +657,12 @@ json run_paired_experiment(const Config& cfg, const TokenDataset& data, const Pi
             {"blas", threads.blas},
             {"blas_threads", threads.blas_threads},
             {"workers", cfg.runtime.workers},
+            {"precision", precision_name(precision.precision)},
+            {"precision_requested", precision.requested},
+            {"cpu_bf16",
+             {{"avx512_bf16", cpu_bf16_support().avx512_bf16},
+              {"amx_bf16", cpu_bf16_support().amx_bf16},
+              {"native", cpu_bf16_support().native()}}},
             {"host_cores", std::thread::hardware_concurrency()},
             {"peak_rss_mib", peak_rss_mib()},
             {"wall_s", seconds_since(wall_start)}}},

@@ -1,0 +1,104 @@
+#include "xsa/model/precision.h"
+
+#include <ATen/autocast_mode.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace xsa {
+
+const char* precision_name(Precision p) {
+  return p == Precision::kBf16 ? "bf16" : "fp32";
+}
+
+CpuBf16Support parse_cpu_bf16_flags(const std::string& cpuinfo) {
+  CpuBf16Support support;
+  std::istringstream lines(cpuinfo);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("flags", 0) != 0) continue;  // "flags\t\t: fpu vme ..."
+    auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::istringstream words(line.substr(colon + 1));
+    std::string flag;
+    while (words >> flag) {
+      support.avx512_bf16 = support.avx512_bf16 || flag == "avx512_bf16";
+      support.amx_bf16 = support.amx_bf16 || flag == "amx_bf16";
+    }
+  }
+  return support;
+}
+
+std::string read_cpuinfo() {
+  std::ifstream in("/proc/cpuinfo");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+const CpuBf16Support& cpu_bf16_support() {
+  static const CpuBf16Support support = parse_cpu_bf16_flags(read_cpuinfo());
+  return support;
+}
+
+CpuDescription describe_cpu(const std::string& cpuinfo) {
+  CpuDescription out;
+  std::istringstream lines(cpuinfo);
+  std::string line, flags;
+  while (std::getline(lines, line)) {
+    auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    auto value = line.substr(colon + 1);
+    value.erase(0, value.find_first_not_of(" \t"));
+    if (out.model.empty() && line.rfind("model name", 0) == 0) out.model = value;
+    if (flags.empty() && line.rfind("flags", 0) == 0) flags = " " + value + " ";
+  }
+  for (const char* flag :
+       {"avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_bf16"}) {
+    bool has = flags.find(std::string(" ") + flag + " ") != std::string::npos;
+    (has ? out.flags_present : out.flags_absent).push_back(flag);
+  }
+  return out;
+}
+
+PrecisionChoice resolve_precision(const std::string& requested, const CpuBf16Support& cpu) {
+  PrecisionChoice choice;
+  choice.requested = requested;
+  if (requested == "bf16") {
+    choice.precision = Precision::kBf16;
+    if (!cpu.native()) {
+      choice.warning =
+          "runtime.precision: bf16 on a CPU without native bf16 (no avx512_bf16 or amx_bf16 in "
+          "/proc/cpuinfo): "
+          "bf16 matmuls are emulated and much slower than fp32 (use fp32 or auto)";
+    }
+  } else if (requested == "auto") {
+    choice.precision = cpu.native() ? Precision::kBf16 : Precision::kFp32;
+  } else {
+    choice.precision = Precision::kFp32;
+  }
+  return choice;
+}
+
+PrecisionScope::PrecisionScope(Precision precision)
+    : was_enabled_(at::autocast::is_cpu_enabled()),
+      was_dtype_(static_cast<int>(at::autocast::get_autocast_cpu_dtype())),
+      entered_(precision == Precision::kBf16 && !was_enabled_) {
+  if (precision == Precision::kBf16) {
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::set_cpu_enabled(true);
+    if (entered_) at::autocast::increment_nesting();
+  } else {
+    at::autocast::set_cpu_enabled(false);
+  }
+}
+
+PrecisionScope::~PrecisionScope() {
+  // Leaving the outermost autocast region: drop the cached bf16 copies of the weights, which the
+  // optimizer is about to change (the next forward casts them afresh).
+  if (entered_ && at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+  at::autocast::set_cpu_enabled(was_enabled_);
+  at::autocast::set_autocast_cpu_dtype(static_cast<at::ScalarType>(was_dtype_));
+}
+
+}  // namespace xsa
