@@ -175,6 +175,9 @@ TEST(SweepErrors, BadSweepFiles) {
   expect_error(base + "grid: {train.steps: [5, 0]}", "train.steps");
   expect_error(base + "grid: {seed: [1, 2]}\nset: {train.lr: fast}", "train.lr");
   expect_error("base: missing.yaml\ngrid: {seed: [1]}", "missing.yaml");
+  // Found by fuzz/fuzz_sweep: a value that is not UTF-8 made writing summary.json throw nlohmann's
+  // type_error.
+  expect_error(base + "grid: {seed: [1\xD7\xDF\xCD, 2]}", ":2: byte ");
 }
 
 }  // namespace
