@@ -180,8 +180,15 @@ std::vector<SweepPoint> expand_grid(const SweepSpec& spec) {
   std::map<std::string, int> leaf_count;
   for (const auto& [key, values] : spec.grid) leaf_count[leaf(key)]++;
 
+  // Each point is a training run: a grid beyond kMaxSweepPoints is a mistake, and building its points would
+  // exhaust memory (ten keys of ten values are 10^10 points from a 200-byte file).
   std::size_t total = 1;
-  for (const auto& [key, values] : spec.grid) total *= values.size();
+  for (const auto& [key, values] : spec.grid) {
+    if (values.size() > kMaxSweepPoints / total)
+      throw InputError(spec.path + ": grid: more than " + std::to_string(kMaxSweepPoints) +
+                       " points, expected at most " + std::to_string(kMaxSweepPoints) + " (split the sweep)");
+    total *= values.size();
+  }
 
   std::vector<SweepPoint> points;
   std::set<std::string> seen;

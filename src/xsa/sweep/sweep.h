@@ -43,8 +43,11 @@ struct Shard {
 SweepSpec load_sweep(const std::string& path);
 SweepSpec parse_sweep(const std::string& yaml_text, const std::string& path);
 
+inline constexpr std::size_t kMaxSweepPoints = 100000;
+
 // Cartesian product in file key order, last key fastest. Run ids are built from the keys with more than
-// one value (short key = last dotted component, the full key where two short keys would clash).
+// one value (short key = last dotted component, the full key where two short keys would clash). InputError
+// beyond kMaxSweepPoints points.
 std::vector<SweepPoint> expand_grid(const SweepSpec& spec);
 
 // Overrides every child run gets so N concurrent runs use N cores (added after the point's own).
