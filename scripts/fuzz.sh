@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in fuzz/ (clang, AddressSanitizer + UndefinedBehaviorSanitizer) into
-# build-fuzz/ and runs each one for a bounded time, starting from its committed seed corpus fuzz/corpus/<name>/
-# (new inputs go to build-fuzz/corpus/<name>/ and are reused by the next run). InputError is the expected
-# answer to bad input; a crash, sanitizer report, other exception, broken invariant, slow input (-timeout) or
-# huge allocation (-malloc_limit_mb) fails the script and saves the input under build-fuzz/artifacts/.
+# build-sanitize/ (scripts/sanitize_build.sh) and runs each one for a bounded time, starting from its committed
+# seed corpus fuzz/corpus/<name>/ (new inputs go to build-sanitize/corpus/<name>/ and are reused next time).
+# InputError is the expected answer to bad input; a crash, sanitizer report, other exception, broken invariant,
+# slow input (-timeout) or huge allocation (-malloc_limit_mb) fails the script and saves the input under
+# build-sanitize/artifacts/.
 #   scripts/fuzz.sh                       CI: 15 s per target (~1.5 min for the six)
 #   scripts/fuzz.sh --minutes 30          local campaign: 30 minutes split over the targets
 #   scripts/fuzz.sh --seconds 120 config  chosen targets (config sweep results meta pieces tokens)
-#   build-fuzz/fuzz/fuzz_config CRASH     replay one saved input
+#   build-sanitize/fuzz/fuzz_config FILE  replay one saved input
 set -euo pipefail
 cd "$(dirname "$0")/.."
 all=(config sweep results meta pieces tokens)
@@ -18,7 +19,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds=$2; shift 2 ;;
     --minutes) minutes=$2; shift 2 ;;
-    -h | --help) sed -n 2,11p "$0"; exit 0 ;;
+    -h | --help) sed -n 2,12p "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -26,18 +27,8 @@ done
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 [ -z "$minutes" ] || seconds=$(( minutes * 60 / ${#targets[@]} ))
 
-bash scripts/setup.sh >/dev/null
-bash scripts/setup_sanitizers.sh
-build=build-fuzz
-launcher=()
-if command -v ccache >/dev/null; then
-  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-fi
-start=$(date +%s)
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
-  -DXSA_SANITIZE=address,undefined -DXSA_FUZZ=ON -DXSA_BUILD_TESTS=OFF "${launcher[@]}" >/dev/null
-cmake --build "$build" -j "$(nproc)" --target xsa_fuzz_all
-echo "fuzz: build took $(( $(date +%s) - start )) s"
+bash scripts/sanitize_build.sh xsa_fuzz_all
+build=build-sanitize
 
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
