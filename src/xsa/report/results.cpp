@@ -205,6 +205,10 @@ ExperimentResult parse_results(const json& doc, const std::string& source) {
   const json& data = r.object(r.need(result.config, "data", "config"), "config.data");
   result.seq_len = r.integer(r.need(data, "seq_len", "config.data"), "config.data.seq_len");
   result.seed = r.opt_integer(result.config, "seed", "config");
+  if (const json* data_section = r.maybe(doc, "data")) {
+    r.object(*data_section, "data");
+    result.train_tokens = r.opt_integer(*data_section, "train_tokens", "data");
+  }
 
   const json& runs = r.array(r.need(doc, "runs", ""), "runs");
   if (runs.empty()) r.fail("key runs: expected at least one run, got an empty array");
@@ -256,6 +260,7 @@ json to_json(const ExperimentResult& result) {
   doc["schema"] = kResultsSchema;
   doc["name"] = result.name;
   doc["config"] = result.config;
+  if (result.train_tokens) doc["data"] = {{"train_tokens", *result.train_tokens}};
   json runs = json::array();
   for (const auto& run : result.runs) {
     json j;

@@ -73,8 +73,9 @@ struct ExperimentResult {
   std::string source;  // path of the results.json it was read from (empty if built in memory)
   std::string label;   // experiment id: the folder holding results.json (run name or sweep run id)
   std::string name;
-  std::int64_t seq_len = 0;          // config.data.seq_len
-  std::optional<std::int64_t> seed;  // config.seed
+  std::int64_t seq_len = 0;                  // config.data.seq_len
+  std::optional<std::int64_t> seed;          // config.seed
+  std::optional<std::int64_t> train_tokens;  // data.train_tokens: the size of one epoch
   nlohmann::json config = nlohmann::json::object();
   std::vector<RunResult> runs;
   std::vector<Comparison> comparisons;  // each variant vs runs[0]; derived from final losses if absent
