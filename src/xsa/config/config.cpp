@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +16,7 @@
 
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
+#include "xsa/util/utf8.h"
 
 namespace xsa {
 
@@ -487,6 +489,18 @@ Config parse_config(const std::string& yaml_text, const std::string& source,
                     const std::vector<std::string>& overrides) {
   Context ctx;
   ctx.source = source;
+  // YAML is Unicode text, and every string read here is later written as JSON, which must be UTF-8.
+  if (auto bad = find_invalid_utf8(yaml_text); bad != std::string::npos) {
+    const auto line = std::count(yaml_text.begin(), yaml_text.begin() + bad, '\n') + 1;
+    throw InputError(source + ":" + std::to_string(line) + ": byte " + std::to_string(bad) +
+                     " is not UTF-8, expected UTF-8 text");
+  }
+  for (const auto& o : overrides) {
+    if (find_invalid_utf8(o) == std::string::npos) continue;
+    std::string key = o.substr(0, o.find('='));
+    if (find_invalid_utf8(key) != std::string::npos) key = "?";
+    throw InputError(source + ": --set " + key + "=...: not UTF-8 text, expected UTF-8 text");
+  }
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);

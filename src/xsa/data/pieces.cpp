@@ -118,9 +118,13 @@ PiecesDecoder::PiecesDecoder(std::vector<std::string> pieces, std::vector<PieceT
 
 PiecesDecoder PiecesDecoder::load(const std::string& path_or_dir) {
   const std::string path = is_directory(path_or_dir) ? path_or_dir + "/pieces.json" : path_or_dir;
+  return parse(read_file(path), path);
+}
+
+PiecesDecoder PiecesDecoder::parse(const std::string& json_text, const std::string& path) {
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(read_file(path));
+    doc = nlohmann::json::parse(json_text);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path + ": not valid JSON (" + e.what() + ")");
   }
@@ -128,7 +132,14 @@ PiecesDecoder PiecesDecoder::load(const std::string& path_or_dir) {
     if (!doc.is_object() || !doc.contains(key) || !doc[key].is_number_integer()) {
       throw InputError(path + ": expected an integer \"" + key + "\"");
     }
-    return doc[key].get<int>();
+    // get<int>() alone would wrap a value outside int (4294967297 -> 1).
+    const auto& value = doc[key];
+    const bool in_range = value.is_number_unsigned()
+                              ? value.get<std::uint64_t>() <= INT32_MAX
+                              : value.get<std::int64_t>() >= -1 && value.get<std::int64_t>() <= INT32_MAX;
+    if (!in_range)
+      throw InputError(path + ": \"" + key + "\" is " + value.dump() + ", expected a token id or -1");
+    return value.get<int>();
   };
   const int bos_id = require_int("bos_id");
   const int eos_id = require_int("eos_id");
@@ -144,6 +155,8 @@ PiecesDecoder PiecesDecoder::load(const std::string& path_or_dir) {
     throw InputError(path + ": vocab_size is " + doc["vocab_size"].dump() + " but there are " +
                      std::to_string(pieces.size()) + " pieces");
   }
+  if (doc.contains("unk_surface") && !doc["unk_surface"].is_string())
+    throw InputError(path + ": \"unk_surface\" must be a string, found " + doc["unk_surface"].dump());
   std::string unk_surface = doc.value("unk_surface", std::string(" \xE2\x81\x87 "));
   if (!doc.contains("types")) return PiecesDecoder(std::move(pieces), bos_id, eos_id);
 

@@ -17,6 +17,8 @@ class PiecesDecoder {
  public:
   // Reads <dir>/pieces.json (or a pieces.json path); InputError naming the file on problems.
   static PiecesDecoder load(const std::string& path_or_dir);
+  // Parses pieces.json text; `path` names the file in errors (load's core, also used by the fuzzer).
+  static PiecesDecoder parse(const std::string& json_text, const std::string& path);
   // Types inferred from the pieces: "<0xAB>" is a byte, "<s>"/"</s>" control, "<unk>" unknown.
   explicit PiecesDecoder(std::vector<std::string> pieces, int bos_id, int eos_id);
   PiecesDecoder(std::vector<std::string> pieces, std::vector<PieceType> types, int bos_id, int eos_id,

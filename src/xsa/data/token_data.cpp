@@ -30,9 +30,11 @@ int require_id(const nlohmann::json& doc, const std::string& path, const char* k
   if (!doc.contains(key) || !doc[key].is_number_integer()) {
     throw InputError(path + ": \"" + key + "\" must be an integer token id");
   }
+  // An unsigned value above INT64_MAX would wrap to a negative id (18446744073709551615 -> -1).
+  const bool too_large = doc[key].is_number_unsigned() && doc[key].get<std::uint64_t>() > INT64_MAX;
   const auto id = doc[key].get<std::int64_t>();
-  if (id < -1 || id >= vocab_size) {
-    throw InputError(path + ": \"" + key + "\" is " + std::to_string(id) + ", expected -1..." +
+  if (too_large || id < -1 || id >= vocab_size) {
+    throw InputError(path + ": \"" + key + "\" is " + doc[key].dump() + ", expected -1..." +
                      std::to_string(vocab_size - 1));
   }
   return static_cast<int>(id);
@@ -47,11 +49,17 @@ DatasetMeta read_meta(const std::string& dir) {
   const std::string path = dir + "/meta.json";
   if (!path_exists(path))
     throw InputError(path + ": not found; is " + dir + " a folder made by xsa-prepare?");
+  return parse_meta(read_file(path), path);
+}
+
+DatasetMeta parse_meta(const std::string& json_text, const std::string& path) {
   DatasetMeta meta;
   try {
-    meta.raw = nlohmann::json::parse(read_file(path));
+    meta.raw = nlohmann::json::parse(json_text);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(path + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
+  } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range: a number too large for a double
+    throw InputError(path + ": not readable JSON (" + e.what() + ")");
   }
   const auto& doc = meta.raw;
   if (!doc.is_object())
@@ -86,11 +94,14 @@ TokenFile::TokenFile(const std::string& path, std::uint64_t expected_tokens, int
     throw InputError(path + ": cannot stat token file (" + std::strerror(err) + ")");
   }
   const auto bytes = static_cast<std::uint64_t>(info.st_size);
-  if (bytes != expected_tokens * 2) {
+  // Compared in tokens: expected_tokens * 2 would wrap for a huge count in meta.json and match a short file.
+  if (bytes % 2 != 0 || bytes / 2 != expected_tokens) {
     ::close(fd);
-    throw InputError(path + ": expected " + std::to_string(expected_tokens * 2) + " bytes (" +
-                     std::to_string(expected_tokens) + " uint16 tokens per meta.json), found " +
-                     std::to_string(bytes) + " bytes");
+    const std::string expected_bytes = expected_tokens <= UINT64_MAX / 2
+                                           ? std::to_string(expected_tokens * 2)
+                                           : "2 x " + std::to_string(expected_tokens);
+    throw InputError(path + ": expected " + expected_bytes + " bytes (" + std::to_string(expected_tokens) +
+                     " uint16 tokens per meta.json), found " + std::to_string(bytes) + " bytes");
   }
   if (bytes > 0) {
     void* mapped = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);

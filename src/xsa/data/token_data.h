@@ -23,6 +23,8 @@ struct DatasetMeta {
 
 // Reads and validates <dir>/meta.json.
 DatasetMeta read_meta(const std::string& dir);
+// Validates meta.json text; `path` names the file in errors (read_meta's core, also used by the fuzzer).
+DatasetMeta parse_meta(const std::string& json_text, const std::string& path);
 
 // A read-only memory-mapped uint16 token file.
 class TokenFile {

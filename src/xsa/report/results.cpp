@@ -246,10 +246,13 @@ ExperimentResult parse_results(const json& doc, const std::string& source) {
 }
 
 ExperimentResult read_results(const std::string& path) {
-  const std::string text = read_file(path);
+  return parse_results_text(read_file(path), path);
+}
+
+ExperimentResult parse_results_text(const std::string& text, const std::string& source) {
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) throw InputError(path + ": not valid JSON (expected a results.json)");
-  return parse_results(doc, path);
+  if (doc.is_discarded()) throw InputError(source + ": not valid JSON (expected a results.json)");
+  return parse_results(doc, source);
 }
 
 json to_json(const ExperimentResult& result) {

@@ -87,6 +87,8 @@ struct ExperimentResult {
 // "runs/a/results.json: missing key runs[1].final.val_loss".
 ExperimentResult parse_results(const nlohmann::json& doc, const std::string& source);
 ExperimentResult read_results(const std::string& path);
+// read_results on text already read (also used by the fuzzer).
+ExperimentResult parse_results_text(const std::string& text, const std::string& source);
 
 // Inverse of parse_results for the modelled fields (config is copied as is).
 nlohmann::json to_json(const ExperimentResult& result);

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include "xsa/config/config.h"
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
+#include "xsa/util/utf8.h"
 
 namespace fs = std::filesystem;
 
@@ -121,6 +123,12 @@ void check_key(const std::string& path, const std::string& section, const std::s
 }  // namespace
 
 SweepSpec parse_sweep(const std::string& yaml_text, const std::string& path) {
+  // Values end up in summary.json, which must be UTF-8 (and YAML is Unicode text anyway).
+  if (auto bad = find_invalid_utf8(yaml_text); bad != std::string::npos) {
+    const auto line = std::count(yaml_text.begin(), yaml_text.begin() + bad, '\n') + 1;
+    throw InputError(path + ":" + std::to_string(line) + ": byte " + std::to_string(bad) +
+                     " is not UTF-8, expected UTF-8 text");
+  }
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);
@@ -206,8 +214,15 @@ std::vector<SweepPoint> expand_grid(const SweepSpec& spec) {
   for (const auto& [key, values] : spec.grid)
     for (const auto& k : linked_keys(key)) leaf_count[leaf(k)]++;
 
+  // Each point is a training run: a grid beyond kMaxSweepPoints is a mistake, and building its points would
+  // exhaust memory (ten keys of ten values are 10^10 points from a 200-byte file).
   std::size_t total = 1;
-  for (const auto& [key, values] : spec.grid) total *= values.size();
+  for (const auto& [key, values] : spec.grid) {
+    if (values.size() > kMaxSweepPoints / total)
+      throw InputError(spec.path + ": grid: more than " + std::to_string(kMaxSweepPoints) +
+                       " points, expected at most " + std::to_string(kMaxSweepPoints) + " (split the sweep)");
+    total *= values.size();
+  }
 
   std::vector<SweepPoint> points;
   std::set<std::string> seen;

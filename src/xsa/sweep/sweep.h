@@ -49,9 +49,11 @@ SweepSpec parse_sweep(const std::string& yaml_text, const std::string& path);
 // The keys a grid key sets: "a.b+c.d" -> {"a.b", "c.d"}; a plain key -> itself.
 std::vector<std::string> linked_keys(const std::string& grid_key);
 
+inline constexpr std::size_t kMaxSweepPoints = 100000;
+
 // Cartesian product in file key order, last key fastest (a linked key counts as one key). Run ids are built
 // from the keys with more than one value (short key = last dotted component, the full key where two short
-// keys would clash).
+// keys would clash). InputError beyond kMaxSweepPoints points.
 std::vector<SweepPoint> expand_grid(const SweepSpec& spec);
 
 // Overrides every child run gets so N concurrent runs use N cores (added after the point's own).

@@ -319,6 +319,18 @@ TEST(ConfigErrors, MalformedYamlHasLineAndColumn) {
   EXPECT_NE(msg.find(kSrc + ":1:"), std::string::npos) << msg;
 }
 
+// Found by fuzz/fuzz_config: a string value that is not UTF-8 was accepted, and writing the resolved config
+// (config.yaml, results.json) then threw nlohmann's type_error, reported as a runtime failure (exit 1).
+TEST(ConfigErrors, TextThatIsNotUtf8) {
+  expect_error(
+      "name: ok\ndata: {dir: d\xF0"
+      "ata}\n",
+      ":2: byte 22 is not UTF-8");
+  expect_error("name: \xC0\xAF\n", "byte 6 is not UTF-8");  // overlong "/"
+  expect_error("", "--set data.dir=...: not UTF-8", {"data.dir=\xFF"});
+  EXPECT_EQ(error_of("name: caf\xC3\xA9\n"), "");
+}
+
 TEST(ConfigErrors, BadOverrides) {
   expect_error("", "train.steps", {"train.steps"}, "expected key=value");
   expect_error("", "=5", {"=5"}, "expected key=value");

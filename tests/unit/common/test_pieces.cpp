@@ -112,5 +112,18 @@ TEST(PiecesDecoder, BadPiecesJsonNamesTheFile) {
   EXPECT_THROW(PiecesDecoder::load("/nonexistent/xsa/pieces.json"), InputError);
 }
 
+// A non-string unk_surface threw nlohmann's type_error (a runtime failure, exit 1, not naming the file), and
+// ids outside int wrapped (4294967297 became 1, a valid BOS).
+TEST(PiecesDecoder, BadFieldTypesAndRangesNameTheFile) {
+  EXPECT_NE(load_error(R"({"bos_id": 1, "eos_id": 2, "pieces": ["a"], "unk_surface": 5})")
+                .find("xsa_test_bad_pieces.json: \"unk_surface\" must be a string, found 5"),
+            std::string::npos);
+  EXPECT_NE(load_error(R"({"bos_id": 4294967297, "eos_id": 2, "pieces": ["a"]})")
+                .find("\"bos_id\" is 4294967297, expected a token id or -1"),
+            std::string::npos);
+  EXPECT_NE(load_error(R"({"bos_id": 1, "eos_id": -2, "pieces": ["a"]})").find("\"eos_id\" is -2"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace xsa

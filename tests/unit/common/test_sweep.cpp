@@ -210,6 +210,15 @@ TEST(SweepErrors, BadSweepFiles) {
   expect_error(base + "grid: {train.steps: [5, 0]}", "train.steps");
   expect_error(base + "grid: {seed: [1, 2]}\nset: {train.lr: fast}", "train.lr");
   expect_error("base: missing.yaml\ngrid: {seed: [1]}", "missing.yaml");
+  // Found by fuzz/fuzz_sweep: a value that is not UTF-8 made writing summary.json throw nlohmann's
+  // type_error.
+  expect_error(base + "grid: {seed: [1\xD7\xDF\xCD, 2]}", ":2: byte ");
+  // A small file must not expand into billions of points (memory and time): 10^10 here.
+  std::string huge = base + "grid:\n";
+  for (const char* key : {"seed", "train.steps", "train.lr", "train.batch_size", "data.seq_len",
+                          "eval.interval", "eval.batches", "sample.seed", "sample.count", "model.d_model"})
+    huge += std::string("  ") + key + ": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n";
+  expect_error(huge, "grid: more than 100000 points");
 }
 
 }  // namespace

@@ -103,6 +103,32 @@ TEST_F(TokenDataTest, LengthMismatchNamesExpectedAndFound) {
   EXPECT_NE(load_error().find(dir_ + "/val.bin: cannot open token file"), std::string::npos);
 }
 
+// Found by fuzz/fuzz_tokens: expected_tokens * 2 wrapped for a huge count in meta.json, so an empty file
+// "matched" 2^63 tokens and was accepted.
+TEST_F(TokenDataTest, HugeTokenCountDoesNotWrapIntoAMatch) {
+  write_meta(R"({"vocab_size": 10, "bos_id": 1, "eos_id": 2, "train_tokens": 5,
+                 "val_tokens": 9223372036854775808, "tokenizer_sha256": "x"})");
+  write_tokens("val.bin", {});
+  EXPECT_EQ(load_error(), dir_ +
+                              "/val.bin: expected 2 x 9223372036854775808 bytes (9223372036854775808 uint16 "
+                              "tokens per meta.json), found 0 bytes");
+}
+
+// Found by fuzz/fuzz_meta: a number too large for a double made nlohmann throw out_of_range, which escaped
+// as a runtime failure (exit 1) instead of naming meta.json.
+TEST_F(TokenDataTest, NumberTooLargeForADoubleIsBadInput) {
+  write_meta(R"({"vocab_size": 10, "bos_id": 1e400, "eos_id": 2, "train_tokens": 5, "val_tokens": 2,
+                 "tokenizer_sha256": "x"})");
+  EXPECT_EQ(load_error().rfind(dir_ + "/meta.json: not readable JSON", 0), 0u) << load_error();
+}
+
+// An unsigned id above INT64_MAX used to wrap to -1 ("no BOS") and be accepted.
+TEST_F(TokenDataTest, HugeUnsignedIdIsRefusedNotWrapped) {
+  write_meta(R"({"vocab_size": 10, "bos_id": 18446744073709551615, "eos_id": 2, "train_tokens": 5,
+                 "val_tokens": 2, "tokenizer_sha256": "x"})");
+  EXPECT_EQ(load_error(), dir_ + "/meta.json: \"bos_id\" is 18446744073709551615, expected -1...9");
+}
+
 TEST_F(TokenDataTest, IdOutsideTheVocabulary) {
   write_tokens("train.bin", {1, 4, 9, 10, 3});
   EXPECT_EQ(load_error(),

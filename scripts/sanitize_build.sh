@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Configures and builds the sanitizer build shared by scripts/sanitize.sh and scripts/fuzz.sh: clang-14 with
+# AddressSanitizer + UndefinedBehaviorSanitizer (-fno-sanitize-recover=all) and libFuzzer coverage
+# (-DXSA_FUZZ=ON), in build-sanitize/. One build dir for both, so CI compiles the library once.
+#   scripts/sanitize_build.sh TARGET...
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh >/dev/null
+bash scripts/setup_sanitizers.sh
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
+start=$(date +%s)
+cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
+  -DXSA_SANITIZE=address,undefined -DXSA_FUZZ=ON "${launcher[@]}" >/dev/null
+cmake --build build-sanitize -j "$(nproc)" --target "$@"
+echo "sanitize_build: $* took $(( $(date +%s) - start )) s"
