@@ -155,9 +155,10 @@ Table paired_table(const std::vector<ExperimentResult>& experiments) {
       const Comparison* cmp = nullptr;
       for (const auto& c : e.comparisons)
         if (c.variant == run.variant) cmp = &c;
-      t.rows.push_back({e.label, e.seq_len, run.seed ? Cell(*run.seed) : Cell(), run.variant,
-                        variant_group_label(run.spec), run.final.val_loss, opt_cell(run.final.val_loss_sem),
-                        cmp ? Cell(cmp->delta_val_loss) : Cell(), cmp ? Cell(cmp->improvement_pct) : Cell()});
+      t.rows.push_back({e.label, e.seq_len, run.seed ? Cell(static_cast<std::int64_t>(*run.seed)) : Cell(),
+                        run.variant, variant_group_label(run.spec), run.final.val_loss,
+                        opt_cell(run.final.val_loss_sem), cmp ? Cell(cmp->delta_val_loss) : Cell(),
+                        cmp ? Cell(cmp->improvement_pct) : Cell()});
     }
   }
   return t;
@@ -273,52 +274,44 @@ Table bias_table(const std::vector<Group>& per_len) {
   t.key = "bias";
   t.title = "Bias metrics per layer (final measurement, mean over seeds)";
   t.empty_text = "_No bias metrics in these results._";
-  t.columns = {{"seq_len", "seq_len"},
-               {"baseline", "baseline"},
-               {"lambda", "λ"},
-               {"layer", "layer"},
-               {"n", "n"},
-               {"step", "step"},
-               {"base_cos_y_v", "base cos(y,v)", 3},
-               {"base_cos_z_v", "base cos(z,v)", 3},
-               {"base_attn_diag", "base attn_diag", 3},
-               {"base_value_cos", "base value_cos", 3},
-               {"var_cos_y_v", "variant cos(y,v)", 3},
-               {"var_cos_z_v", "variant cos(z,v)", 3},
-               {"var_attn_diag", "variant attn_diag", 3},
-               {"var_value_cos", "variant value_cos", 3},
-               {"var_lambda_mean", "variant mean learned λ", 3}};
+  t.columns = {
+      {"seq_len", "seq_len"}, {"baseline", "baseline"}, {"lambda", "λ"}, {"layer", "layer"}, {"n", "n"},
+      {"step", "step"}};
+  for (const char* side : {"base", "var"})
+    for (const auto& metric : kBiasMetrics)
+      t.columns.push_back({std::string(side) + "_" + metric.key,
+                           std::string(side == std::string("base") ? "base " : "variant ") + metric.label,
+                           3});
+  t.columns.push_back({"var_lambda_mean", "variant mean learned λ", 3});
   for (const auto& g : per_len) {
     std::set<int> layers;
     for (const auto& p : g.pairs)
       if (const BiasPoint* b = final_bias(*p.variant))
         for (const auto& l : b->layers) layers.insert(l.layer);
     for (int layer : layers) {
-      std::vector<double> base[4], var[4], learned;
+      std::vector<double> base[kNumBiasMetrics], var[kNumBiasMetrics], learned;
       std::set<std::int64_t> steps;
       for (const auto& p : g.pairs) {
         const BiasPoint* vb = final_bias(*p.variant);
         const LayerBias* v = find_layer(vb, layer);
         if (!v) continue;
         steps.insert(vb->step);
-        var[0].push_back(v->cos_y_v);
-        var[1].push_back(v->cos_z_v);
-        var[2].push_back(v->attn_diag);
-        var[3].push_back(v->value_cos);
+        for (int m = 0; m < kNumBiasMetrics; ++m) var[m].push_back(v->*kBiasMetrics[m].member);
         for (double h : v->lambda_per_head) learned.push_back(h);
-        if (const LayerBias* b = find_layer(final_bias(*p.baseline), layer)) {
-          base[0].push_back(b->cos_y_v);
-          base[1].push_back(b->cos_z_v);
-          base[2].push_back(b->attn_diag);
-          base[3].push_back(b->value_cos);
-        }
+        if (const LayerBias* b = find_layer(final_bias(*p.baseline), layer))
+          for (int m = 0; m < kNumBiasMetrics; ++m) base[m].push_back(b->*kBiasMetrics[m].member);
       }
       auto avg = [](const std::vector<double>& xs) { return xs.empty() ? Cell() : Cell(mean(xs)); };
-      t.rows.push_back({*g.key.seq_len, g.key.baseline, g.key.label, static_cast<std::int64_t>(layer),
-                        static_cast<std::int64_t>(var[0].size()),
-                        steps.size() == 1 ? Cell(*steps.begin()) : Cell(), avg(base[0]), avg(base[1]),
-                        avg(base[2]), avg(base[3]), avg(var[0]), avg(var[1]), avg(var[2]), avg(var[3]),
-                        avg(learned)});
+      std::vector<Cell> row = {*g.key.seq_len,
+                               g.key.baseline,
+                               g.key.label,
+                               static_cast<std::int64_t>(layer),
+                               static_cast<std::int64_t>(var[0].size()),
+                               steps.size() == 1 ? Cell(*steps.begin()) : Cell()};
+      for (const std::vector<double>* side : {base, var})
+        for (int m = 0; m < kNumBiasMetrics; ++m) row.push_back(avg(side[m]));
+      row.push_back(avg(learned));
+      t.rows.push_back(std::move(row));
     }
   }
   return t;
