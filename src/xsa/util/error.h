@@ -1,5 +1,5 @@
 #pragma once
-// Error kinds that map to the exit codes every command shares (DESIGN.md "Commands").
+// Error kinds that map to the exit codes every command shares (README.md "Commands").
 #include <stdexcept>
 #include <string>
 
