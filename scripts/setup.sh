@@ -2,7 +2,18 @@
 # Installs every Debian package xsa needs (idempotent, --no-install-recommends: libtorch's recommends
 # pull in GTK/Qt) and checks that the BLAS alternative points to OpenBLAS (without it LibTorch falls
 # back to the reference BLAS and training is 13-40x slower).
+# `--slurm` also installs munge and Slurm (slurmctld, slurmd, client) for the scale-out test
+# (tests/integration/slurm_test.sh); it is opt-in because on a machine with systemd the packages enable
+# system daemons. CI passes it (.ci/run).
 set -euo pipefail
+
+WITH_SLURM=0
+for arg in "$@"; do
+  case "$arg" in
+    --slurm) WITH_SLURM=1 ;;
+    *) echo "setup: unknown argument '$arg' (expected --slurm)" >&2; exit 2 ;;
+  esac
+done
 
 PACKAGES=(
   build-essential cmake pkg-config git
@@ -12,6 +23,8 @@ PACKAGES=(
   googletest libgtest-dev
   python3 python3-torch python3-numpy python3-matplotlib
 )
+# Slurm 22.05 from Debian 12; the test starts its own private single-node cluster (no systemd).
+[ "$WITH_SLURM" = 1 ] && PACKAGES+=(munge slurmctld slurmd slurm-client)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -22,8 +35,10 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
+  install_start=$(date +%s)
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "setup: installed ${#missing[@]} packages in $(( $(date +%s) - install_start )) s"
 else
   echo "setup: all ${#PACKAGES[@]} packages already installed"
 fi

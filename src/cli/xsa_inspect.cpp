@@ -15,6 +15,7 @@ namespace {
 struct InspectOptions {
   std::vector<std::string> paths;
   std::string format = "markdown";
+  std::string sections;  // comma-separated table keys; empty = all
 };
 
 void setup_inspect_cli(CLI::App& app, InspectOptions& opt) {
@@ -24,20 +25,27 @@ void setup_inspect_cli(CLI::App& app, InspectOptions& opt) {
       "grouped by λ and by sequence length with a 95% Student t CI of the paired difference over seeds, bias "
       "metrics per layer and a verdict per group (better / worse / within noise).\n"
       "CSV: one block per section separated by blank lines; each block has a header row starting with "
-      "\"section\" and each row repeats the section key (paired, by_lambda, by_seq_len, bias, verdicts, "
-      "notes).");
+      "\"section\" and each row repeats the section key (paired, by_lambda, by_budget, by_seq_len, "
+      "eval_curve, "
+      "bias_init, bias, learned_lambda, verdicts, notes).");
   app.add_option("paths", opt.paths, "results.json files or folders (searched recursively for results.json)")
       ->required();
   app.add_option("--format", opt.format, "output format")
       ->check(CLI::IsMember({"markdown", "md", "csv", "json"}))
       ->capture_default_str();
+  app.add_option(
+      "--section", opt.sections,
+      "only these sections, comma-separated, in this order (paired, by_lambda, by_budget, by_seq_len, "
+      "eval_curve, bias_init, bias, learned_lambda, verdicts, notes)");
   app.set_version_flag("--version", std::string("xsa-inspect ") + XSA_VERSION + " (no LibTorch linked)");
 }
 
 int run_inspect(const InspectOptions& opt) {
   const xsa::report::Format format = xsa::report::parse_format(opt.format);
   const xsa::report::Discovery found = xsa::report::discover_results(opt.paths);
-  std::cout << xsa::report::render(xsa::report::build_report(found.experiments, found.notes), format);
+  xsa::report::Report report = xsa::report::build_report(found.experiments, found.notes);
+  if (!opt.sections.empty()) report = xsa::report::select_sections(report, opt.sections);
+  std::cout << xsa::report::render(report, format);
   return xsa::kExitOk;
 }
 

@@ -17,6 +17,7 @@
 #include "xsa/util/cli_main.h"
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
+#include "xsa/util/stop_signal.h"
 
 namespace {
 
@@ -42,7 +43,8 @@ void setup_train_command(CLI::App& app, TrainOptions& opt) {
   app.set_version_flag("--version", std::string("xsa ") + XSA_VERSION + " (LibTorch " + TORCH_VERSION + ")");
 }
 
-// Refuses output folders whose contents a run would destroy (README.md: a rerun never destroys results).
+// Refuses output folders whose contents a run would destroy (README.md "Commands": a rerun never destroys
+// results).
 void check_output_folder(const std::string& out, const TrainOptions& opt) {
   namespace fs = std::filesystem;
   if (!xsa::path_exists(out)) return;
@@ -129,6 +131,8 @@ int run_train(const TrainOptions& opt) {
               << (available ? " of " + xsa::format_bytes(*available) + " available" : std::string())
               << std::endl;
   }
+  // From here SIGTERM checkpoints at the next step boundary and exits with kExitInterrupted (75).
+  xsa::install_stop_signal_handler();
   xsa::ExperimentOptions options{out, opt.resume, opt.quiet, xsa::config_to_yaml(cfg)};
   xsa::report::ExperimentResult results = xsa::run_paired_experiment(cfg, data, decoder, options);
   xsa::write_file_atomic(out + "/results.json", xsa::report::to_json(results).dump(1) + "\n");

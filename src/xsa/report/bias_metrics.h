@@ -3,6 +3,7 @@
 // fills them, the trainer averages them, results.json stores them and xsa-inspect tabulates them, all by
 // iterating kBiasMetrics. Adding a metric is one member and one row here (plus where the model
 // computes it). Torch-free.
+#include <cstddef>
 #include <vector>
 
 namespace xsa::report {
@@ -30,6 +31,6 @@ inline constexpr BiasMetric kBiasMetrics[] = {
     {"attn_diag", "attn_diag", &LayerBias::attn_diag},
     {"value_cos", "value_cos", &LayerBias::value_cos},
 };
-inline constexpr int kNumBiasMetrics = sizeof(kBiasMetrics) / sizeof(kBiasMetrics[0]);
+inline constexpr std::size_t kBiasMetricCount = sizeof(kBiasMetrics) / sizeof(kBiasMetrics[0]);
 
 }  // namespace xsa::report

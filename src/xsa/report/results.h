@@ -125,6 +125,10 @@ struct ExperimentResult {
   std::vector<Comparison> comparisons;  // each variant vs runs[0]; derived from final losses if absent
 
   const RunResult* find_run(const std::string& variant) const;
+  // data.train_tokens, the size of one epoch, where the file records it.
+  std::optional<std::int64_t> train_tokens() const {
+    return data && data->train_tokens > 0 ? std::optional<std::int64_t>(data->train_tokens) : std::nullopt;
+  }
 };
 
 // Validates and converts; `source` names the file in errors. Throws InputError with one line such as

@@ -55,14 +55,30 @@ struct GroupKey {
   bool has_lambda = false;
   double lambda = 0;
   std::string label;
-  std::optional<std::int64_t> seq_len;  // absent: pooled over sequence lengths
+  std::int64_t steps = 0;                  // the training budget (train.steps): never pooled
+  std::optional<std::int64_t> seq_len;     // absent: pooled over sequence lengths
+  std::optional<std::int64_t> batch_size;  // with seq_len: tokens per step tell the two length designs apart
 
   bool operator<(const GroupKey& o) const {
-    // has_lambda first so numbers come before names; seq_len last.
-    return std::make_tuple(baseline, !has_lambda, lambda, label, seq_len) <
-           std::make_tuple(o.baseline, !o.has_lambda, o.lambda, o.label, o.seq_len);
+    // has_lambda first so numbers come before names; then the budget; seq_len last.
+    return std::make_tuple(baseline, !has_lambda, lambda, label, steps, seq_len, batch_size) <
+           std::make_tuple(o.baseline, !o.has_lambda, o.lambda, o.label, o.steps, o.seq_len, o.batch_size);
   }
 };
+
+// An integer of the experiment's resolved config (0 when absent: results written by hand or older tools).
+std::int64_t config_integer(const ExperimentResult& e, const char* section, const char* key) {
+  auto sec = e.config.find(section);
+  if (sec == e.config.end() || !sec->is_object()) return 0;
+  auto value = sec->find(key);
+  return value != sec->end() && value->is_number_integer() ? value->get<std::int64_t>() : 0;
+}
+std::int64_t train_steps(const ExperimentResult& e) {
+  return config_integer(e, "train", "steps");
+}
+std::int64_t batch_size(const ExperimentResult& e) {
+  return config_integer(e, "train", "batch_size");
+}
 
 struct Group {
   GroupKey key;
@@ -94,7 +110,11 @@ GroupKey key_for(const Pair& p, bool by_seq_len) {
   k.has_lambda = p.variant->spec.lambda.has_value();
   k.lambda = p.variant->spec.lambda.value_or(0);
   k.label = variant_group_label(p.variant->spec);
-  if (by_seq_len) k.seq_len = p.experiment->seq_len;
+  k.steps = train_steps(*p.experiment);
+  if (by_seq_len) {
+    k.seq_len = p.experiment->seq_len;
+    k.batch_size = batch_size(*p.experiment);
+  }
   return k;
 }
 
@@ -115,6 +135,11 @@ std::vector<Group> group_pairs(const std::vector<Pair>& pairs, bool by_seq_len) 
 
 Cell opt_cell(const std::optional<double>& v) {
   return v ? Cell(*v) : Cell();
+}
+
+// The mean, or an empty cell for no values.
+Cell avg(const std::vector<double>& xs) {
+  return xs.empty() ? Cell() : Cell(mean(xs));
 }
 
 std::string lambda_text(const GroupKey& k) {
@@ -195,10 +220,10 @@ Table by_lambda_table(const std::vector<Group>& groups) {
   Table t;
   t.key = "by_lambda";
   t.title = "By λ (paired over seeds, pooled over sequence lengths)";
-  t.columns = {{"baseline", "baseline"}, {"lambda", "λ"}, {"seq_lens", "seq_len(s)"}};
+  t.columns = {{"baseline", "baseline"}, {"lambda", "λ"}, {"steps", "steps"}, {"seq_lens", "seq_len(s)"}};
   for (auto& c : group_stat_columns()) t.columns.push_back(c);
   for (const auto& g : groups) {
-    std::vector<Cell> row = {g.key.baseline, g.key.label, seq_len_list(g.seq_lens)};
+    std::vector<Cell> row = {g.key.baseline, g.key.label, g.key.steps, seq_len_list(g.seq_lens)};
     for (auto& c : group_stat_cells(g)) row.push_back(std::move(c));
     t.rows.push_back(std::move(row));
   }
@@ -209,10 +234,17 @@ Table by_seq_len_table(const std::vector<Group>& groups) {
   Table t;
   t.key = "by_seq_len";
   t.title = "By sequence length (paired over seeds)";
-  t.columns = {{"seq_len", "seq_len"}, {"baseline", "baseline"}, {"lambda", "λ"}};
+  t.columns = {{"seq_len", "seq_len"}, {"batch_size", "batch"},  {"tokens_per_step", "tokens/step"},
+               {"steps", "steps"},     {"baseline", "baseline"}, {"lambda", "λ"}};
   for (auto& c : group_stat_columns()) t.columns.push_back(c);
   for (const auto& g : groups) {
-    std::vector<Cell> row = {*g.key.seq_len, g.key.baseline, g.key.label};
+    const std::int64_t batch = g.key.batch_size.value_or(0);  // 0: not in the results' config
+    std::vector<Cell> row = {*g.key.seq_len,
+                             batch > 0 ? Cell(batch) : Cell(),
+                             batch > 0 ? Cell(batch * *g.key.seq_len) : Cell(),
+                             g.key.steps,
+                             g.key.baseline,
+                             g.key.label};
     for (auto& c : group_stat_cells(g)) row.push_back(std::move(c));
     t.rows.push_back(std::move(row));
   }
@@ -247,19 +279,29 @@ Table verdict_table(const std::vector<Group>& pooled, const std::vector<Group>& 
     t.rows.push_back({scope, g.key.baseline, g.key.label, std::move(seq_len), static_cast<std::int64_t>(d.n),
                       verdict_name(verdict_for_loss_delta(d)), verdict_line(g, scope_text)});
   };
+  // Budgets are named only when the results hold more than one.
+  std::set<std::int64_t> budgets;
+  for (const auto& g : pooled) budgets.insert(g.key.steps);
+  auto budget = [&](const Group& g) {
+    return budgets.size() > 1 ? ", " + std::to_string(g.key.steps) + " steps" : std::string();
+  };
   for (const auto& g : per_len)
-    add(g, *g.key.seq_len, "seq_len", "seq_len " + std::to_string(*g.key.seq_len));
+    add(g, *g.key.seq_len, "seq_len", "seq_len " + std::to_string(*g.key.seq_len) + budget(g));
   // A pooled line only adds information when it actually pools several sequence lengths.
   for (const auto& g : pooled)
-    if (g.seq_lens.size() > 1) add(g, Cell(), "pooled", "pooled over seq_len " + seq_len_list(g.seq_lens));
+    if (g.seq_lens.size() > 1)
+      add(g, Cell(), "pooled", "pooled over seq_len " + seq_len_list(g.seq_lens) + budget(g));
   return t;
 }
 
-const BiasPoint* final_bias(const RunResult& run) {
-  const BiasPoint* last = nullptr;
+// The bias measurement a table reports: the first one (at initialisation, step 0) or the last one.
+enum class BiasMoment { kInit, kFinal };
+
+const BiasPoint* bias_at(const RunResult& run, BiasMoment moment) {
+  const BiasPoint* pick = nullptr;
   for (const auto& b : run.bias)
-    if (!last || b.step >= last->step) last = &b;
-  return last;
+    if (!pick || (moment == BiasMoment::kFinal ? b.step >= pick->step : b.step < pick->step)) pick = &b;
+  return pick;
 }
 
 const LayerBias* find_layer(const BiasPoint* point, int layer) {
@@ -269,49 +311,219 @@ const LayerBias* find_layer(const BiasPoint* point, int layer) {
   return nullptr;
 }
 
-Table bias_table(const std::vector<Group>& per_len) {
+// Half-width of the 95% Student t interval of the mean over seeds (absent for fewer than two seeds).
+Cell ci_half_width(const std::vector<double>& xs) {
+  const PairedInterval ci = paired_interval(xs);
+  return ci.defined() ? Cell((*ci.high - *ci.low) / 2) : Cell();
+}
+
+Table bias_table(const std::vector<Group>& per_len, BiasMoment moment) {
   Table t;
-  t.key = "bias";
-  t.title = "Bias metrics per layer (final measurement, mean over seeds)";
+  const bool init = moment == BiasMoment::kInit;
+  t.key = init ? "bias_init" : "bias";
+  t.title = init ? "Bias metrics per layer at initialisation (step 0, mean ± 95% CI over seeds)"
+                 : "Bias metrics per layer (final measurement, mean ± 95% CI over seeds)";
   t.empty_text = "_No bias metrics in these results._";
-  t.columns = {
-      {"seq_len", "seq_len"}, {"baseline", "baseline"}, {"lambda", "λ"}, {"layer", "layer"}, {"n", "n"},
-      {"step", "step"}};
+  t.columns = {{"seq_len", "seq_len"}, {"steps", "steps"}, {"baseline", "baseline"}, {"lambda", "λ"},
+               {"layer", "layer"},     {"n", "n"},         {"step", "step"}};
   for (const char* side : {"base", "var"})
-    for (const auto& metric : kBiasMetrics)
-      t.columns.push_back({std::string(side) + "_" + metric.key,
-                           std::string(side == std::string("base") ? "base " : "variant ") + metric.label,
-                           3});
+    for (const auto& m : kBiasMetrics) {
+      const std::string key = std::string(side) + "_" + m.key;
+      const std::string who = std::string(side) == "base" ? "base " : "variant ";
+      t.columns.push_back({key, who + m.label, 3, false, key + "_ci"});
+      t.columns.push_back({key + "_ci", who + m.label + " 95% CI ±", 3});
+    }
   t.columns.push_back({"var_lambda_mean", "variant mean learned λ", 3});
   for (const auto& g : per_len) {
     std::set<int> layers;
     for (const auto& p : g.pairs)
-      if (const BiasPoint* b = final_bias(*p.variant))
+      if (const BiasPoint* b = bias_at(*p.variant, moment))
         for (const auto& l : b->layers) layers.insert(l.layer);
     for (int layer : layers) {
-      std::vector<double> base[kNumBiasMetrics], var[kNumBiasMetrics], learned;
+      std::vector<double> base[kBiasMetricCount], var[kBiasMetricCount], learned;
       std::set<std::int64_t> steps;
       for (const auto& p : g.pairs) {
-        const BiasPoint* vb = final_bias(*p.variant);
+        const BiasPoint* vb = bias_at(*p.variant, moment);
         const LayerBias* v = find_layer(vb, layer);
         if (!v) continue;
         steps.insert(vb->step);
-        for (int m = 0; m < kNumBiasMetrics; ++m) var[m].push_back(v->*kBiasMetrics[m].member);
+        for (std::size_t m = 0; m < kBiasMetricCount; ++m) var[m].push_back(v->*kBiasMetrics[m].member);
         for (double h : v->lambda_per_head) learned.push_back(h);
-        if (const LayerBias* b = find_layer(final_bias(*p.baseline), layer))
-          for (int m = 0; m < kNumBiasMetrics; ++m) base[m].push_back(b->*kBiasMetrics[m].member);
+        if (const LayerBias* b = find_layer(bias_at(*p.baseline, moment), layer))
+          for (std::size_t m = 0; m < kBiasMetricCount; ++m) base[m].push_back(b->*kBiasMetrics[m].member);
       }
-      auto avg = [](const std::vector<double>& xs) { return xs.empty() ? Cell() : Cell(mean(xs)); };
       std::vector<Cell> row = {*g.key.seq_len,
+                               g.key.steps,
                                g.key.baseline,
                                g.key.label,
                                static_cast<std::int64_t>(layer),
                                static_cast<std::int64_t>(var[0].size()),
                                steps.size() == 1 ? Cell(*steps.begin()) : Cell()};
-      for (const std::vector<double>* side : {base, var})
-        for (int m = 0; m < kNumBiasMetrics; ++m) row.push_back(avg(side[m]));
+      for (const auto* side : {base, var})
+        for (std::size_t m = 0; m < kBiasMetricCount; ++m) {
+          row.push_back(avg(side[m]));
+          row.push_back(ci_half_width(side[m]));
+        }
       row.push_back(avg(learned));
       t.rows.push_back(std::move(row));
+    }
+  }
+  return t;
+}
+
+// Per layer and head of the learned-λ and gate variants: the final λ (gate value), mean ± sample SD over
+// seeds, and the layer's mean over heads.
+Table learned_lambda_table(const std::vector<Group>& per_len) {
+  Table t;
+  t.key = "learned_lambda";
+  t.title = "Learned λ / gate per layer and head (final measurement, mean ± SD over seeds)";
+  t.empty_text = "_No learned λ or gate variants in these results._";
+  std::size_t heads = 0;
+  for (const auto& g : per_len)
+    for (const auto& p : g.pairs)
+      if (const BiasPoint* b = bias_at(*p.variant, BiasMoment::kFinal))
+        for (const auto& l : b->layers) heads = std::max(heads, l.lambda_per_head.size());
+  t.columns = {{"seq_len", "seq_len"}, {"steps", "steps"}, {"variant", "variant"},
+               {"layer", "layer"},     {"n", "n"},         {"step", "step"}};
+  for (std::size_t h = 0; h < heads; ++h) {
+    const std::string key = "head_" + std::to_string(h);
+    t.columns.push_back({key, "head " + std::to_string(h), 3, false, key + "_sd"});
+    t.columns.push_back({key + "_sd", "head " + std::to_string(h) + " SD", 3});
+  }
+  t.columns.push_back({"layer_mean", "layer mean", 3, false, "layer_mean_sd"});
+  t.columns.push_back({"layer_mean_sd", "layer mean SD", 3});
+  auto sd_cell = [](const std::vector<double>& xs) { return xs.size() > 1 ? Cell(sample_sd(xs)) : Cell(); };
+  for (const auto& g : per_len) {
+    std::set<int> layers;
+    for (const auto& p : g.pairs)
+      if (const BiasPoint* b = bias_at(*p.variant, BiasMoment::kFinal))
+        for (const auto& l : b->layers)
+          if (!l.lambda_per_head.empty()) layers.insert(l.layer);
+    for (int layer : layers) {
+      std::vector<std::vector<double>> per_head(heads);
+      std::vector<double> layer_means;
+      std::set<std::int64_t> steps;
+      for (const auto& p : g.pairs) {
+        const BiasPoint* b = bias_at(*p.variant, BiasMoment::kFinal);
+        const LayerBias* l = find_layer(b, layer);
+        if (!l || l->lambda_per_head.empty()) continue;
+        steps.insert(b->step);
+        for (std::size_t h = 0; h < l->lambda_per_head.size(); ++h)
+          per_head[h].push_back(l->lambda_per_head[h]);
+        layer_means.push_back(mean(l->lambda_per_head));
+      }
+      std::vector<Cell> row = {*g.key.seq_len,
+                               g.key.steps,
+                               g.key.label,
+                               static_cast<std::int64_t>(layer),
+                               static_cast<std::int64_t>(layer_means.size()),
+                               steps.size() == 1 ? Cell(*steps.begin()) : Cell()};
+      for (const auto& xs : per_head) {
+        row.push_back(xs.empty() ? Cell() : Cell(mean(xs)));
+        row.push_back(sd_cell(xs));
+      }
+      row.push_back(mean(layer_means));
+      row.push_back(sd_cell(layer_means));
+      t.rows.push_back(std::move(row));
+    }
+  }
+  return t;
+}
+
+// Validation loss change per 100 steps over the last two evaluations (negative: still falling).
+std::optional<double> final_val_trend(const RunResult& run) {
+  if (run.eval.size() < 2) return std::nullopt;
+  const EvalPoint& last = run.eval[run.eval.size() - 1];
+  const EvalPoint& prev = run.eval[run.eval.size() - 2];
+  if (last.step <= prev.step) return std::nullopt;
+  return 100.0 * (last.val_loss - prev.val_loss) / static_cast<double>(last.step - prev.step);
+}
+
+// One row per (λ, budget): the improvement with its CI next to how long the runs trained (tokens, epochs
+// of the train split) and whether they overfit (train–val gap) or were still learning (val trend).
+Table by_budget_table(const std::vector<Group>& pooled) {
+  Table t;
+  t.key = "by_budget";
+  t.title = "By training budget (paired over seeds)";
+  t.columns = {{"baseline", "baseline"},
+               {"lambda", "λ"},
+               {"steps", "steps"},
+               {"tokens", "tokens per run"},
+               {"epochs", "epochs", 2}};
+  for (auto& c : group_stat_columns()) t.columns.push_back(c);
+  for (const char* side : {"base", "var"}) {
+    const std::string s = side, who = s == "base" ? "base " : "variant ";
+    t.columns.push_back({s + "_val_loss", who + "val loss", 4});
+    t.columns.push_back({s + "_gap", who + "val − train", 4, true});
+    t.columns.push_back({s + "_val_trend", who + "val Δ/100 steps at end", 4, true});
+  }
+  for (const auto& g : pooled) {
+    std::set<std::int64_t> tokens;
+    std::set<double> epochs;
+    std::vector<double> val[2], gap[2], trend[2];
+    for (const auto& p : g.pairs) {
+      const ExperimentResult& e = *p.experiment;
+      const std::int64_t run_tokens = train_steps(e) * batch_size(e) * e.seq_len;
+      tokens.insert(run_tokens);
+      if (auto train_tokens = e.train_tokens())
+        epochs.insert(static_cast<double>(run_tokens) / static_cast<double>(*train_tokens));
+      const RunResult* runs[2] = {p.baseline, p.variant};
+      for (int i = 0; i < 2; ++i) {
+        val[i].push_back(runs[i]->final.val_loss);
+        if (runs[i]->final.train_loss) gap[i].push_back(runs[i]->final.val_loss - *runs[i]->final.train_loss);
+        if (auto tr = final_val_trend(*runs[i])) trend[i].push_back(*tr);
+      }
+    }
+    std::vector<Cell> row = {g.key.baseline, g.key.label, g.key.steps,
+                             tokens.size() == 1 ? Cell(*tokens.begin()) : Cell(),
+                             epochs.size() == 1 ? Cell(*epochs.begin()) : Cell()};
+    for (auto& c : group_stat_cells(g)) row.push_back(std::move(c));
+    for (int i = 0; i < 2; ++i) {
+      row.push_back(avg(val[i]));
+      row.push_back(avg(gap[i]));
+      row.push_back(avg(trend[i]));
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+// The paired validation-loss difference along training (the fixed eval windows), mean and 95% CI over
+// seeds at every evaluation step that all pairs of the group share.
+Table eval_curve_table(const std::vector<Group>& pooled) {
+  Table t;
+  t.key = "eval_curve";
+  t.title = "Paired Δ val loss along training (fixed eval windows, 95% CI over seeds)";
+  t.columns = {{"baseline", "baseline"},
+               {"lambda", "λ"},
+               {"steps", "steps"},
+               {"step", "step"},
+               {"n", "n"},
+               {"base_val_loss", "base val loss", 4},
+               {"var_val_loss", "variant val loss", 4},
+               {"mean_delta", "mean Δ", 4, true},
+               {"delta_ci_low", "Δ 95% CI low", 4, true},
+               {"delta_ci_high", "Δ 95% CI high", 4, true}};
+  for (const auto& g : pooled) {
+    std::map<std::int64_t, std::vector<std::pair<double, double>>> at_step;  // step -> (base, variant)
+    for (const auto& p : g.pairs) {
+      std::map<std::int64_t, double> base;
+      for (const auto& e : p.baseline->eval) base[e.step] = e.val_loss;
+      for (const auto& e : p.variant->eval)
+        if (auto it = base.find(e.step); it != base.end())
+          at_step[e.step].push_back({it->second, e.val_loss});
+    }
+    for (const auto& [step, values] : at_step) {
+      if (values.size() != g.pairs.size()) continue;  // a step some pairs lack would change the seed set
+      std::vector<double> base, var, delta;
+      for (const auto& [b, v] : values) {
+        base.push_back(b);
+        var.push_back(v);
+        delta.push_back(v - b);
+      }
+      const PairedInterval d = paired_interval(delta);
+      t.rows.push_back({g.key.baseline, g.key.label, g.key.steps, step, static_cast<std::int64_t>(d.n),
+                        mean(base), mean(var), d.mean, opt_cell(d.low), opt_cell(d.high)});
     }
   }
   return t;
@@ -377,12 +589,61 @@ Report build_report(const std::vector<ExperimentResult>& experiments, const std:
   Report report;
   report.tables.push_back(paired_table(experiments));
   report.tables.push_back(by_lambda_table(pooled));
+  report.tables.push_back(by_budget_table(pooled));
   report.tables.push_back(by_seq_len_table(per_len));
-  report.tables.push_back(bias_table(per_len));
+  report.tables.push_back(eval_curve_table(pooled));
+  report.tables.push_back(bias_table(per_len, BiasMoment::kInit));
+  report.tables.push_back(bias_table(per_len, BiasMoment::kFinal));
+  report.tables.push_back(learned_lambda_table(per_len));
   report.tables.push_back(verdict_table(pooled, per_len));
   report.tables.push_back(notes_table(notes));
   return report;
 }
+
+Report select_sections(const Report& report, const std::string& comma_separated_keys) {
+  Report out;
+  std::string known;
+  for (const auto& t : report.tables) known += (known.empty() ? "" : ", ") + t.key;
+  std::size_t start = 0;
+  while (start <= comma_separated_keys.size()) {
+    std::size_t comma = comma_separated_keys.find(',', start);
+    if (comma == std::string::npos) comma = comma_separated_keys.size();
+    const std::string key = comma_separated_keys.substr(start, comma - start);
+    const auto it = std::find_if(report.tables.begin(), report.tables.end(),
+                                 [&](const Table& t) { return t.key == key; });
+    if (it == report.tables.end())
+      throw InputError("--section '" + key + "': not a section, expected one or more of " + known);
+    out.tables.push_back(*it);
+    start = comma + 1;
+  }
+  return out;
+}
+
+namespace {
+
+// Columns markdown shows: a column another one prints as its "± x" part is folded into it.
+std::vector<std::size_t> markdown_columns(const Table& t) {
+  std::set<std::string> folded;
+  for (const auto& c : t.columns)
+    if (!c.plus_minus.empty()) folded.insert(c.plus_minus);
+  std::vector<std::size_t> shown;
+  for (std::size_t i = 0; i < t.columns.size(); ++i)
+    if (!folded.count(t.columns[i].key)) shown.push_back(i);
+  return shown;
+}
+
+std::string markdown_row_cell(const Table& t, const std::vector<Cell>& row, std::size_t i) {
+  const Column& col = t.columns[i];
+  std::string text = markdown_cell(row[i], col);
+  if (!col.plus_minus.empty() && !std::holds_alternative<std::monostate>(row[i])) {
+    const std::size_t pm = t.column(col.plus_minus);
+    if (!std::holds_alternative<std::monostate>(row[pm]))
+      text += " ± " + markdown_cell(row[pm], Column{col.key, col.header, col.decimals, false, ""});
+  }
+  return text;
+}
+
+}  // namespace
 
 std::string render_markdown(const Report& report) {
   std::ostringstream out;
@@ -400,18 +661,15 @@ std::string render_markdown(const Report& report) {
       out << (t.empty_text.empty() ? "_No data._" : t.empty_text) << "\n";
       continue;
     }
+    const std::vector<std::size_t> shown = markdown_columns(t);
     out << "|";
-    for (const auto& c : t.columns) out << " " << c.header << " |";
+    for (std::size_t i : shown) out << " " << t.columns[i].header << " |";
     out << "\n|";
-    for (const auto& c : t.columns) {
-      (void)c;
-      out << " --- |";
-    }
+    for (std::size_t i = 0; i < shown.size(); ++i) out << " --- |";
     out << "\n";
     for (const auto& row : t.rows) {
       out << "|";
-      for (std::size_t i = 0; i < t.columns.size(); ++i)
-        out << " " << markdown_cell(row[i], t.columns[i]) << " |";
+      for (std::size_t i : shown) out << " " << markdown_row_cell(t, row, i) << " |";
       out << "\n";
     }
   }

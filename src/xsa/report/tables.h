@@ -4,6 +4,7 @@
 // markdown (GitHub tables), CSV or JSON, so the three formats always carry the same numbers.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -20,14 +21,26 @@ Format parse_format(const std::string& name);
 using Cell = std::variant<std::monostate, std::string, double, std::int64_t>;
 
 struct Column {
+  Column(std::string key_, std::string header_, int decimals_ = 4, bool show_sign_ = false,
+         std::string plus_minus_ = "")
+      : key(std::move(key_)),
+        header(std::move(header_)),
+        decimals(decimals_),
+        show_sign(show_sign_),
+        plus_minus(std::move(plus_minus_)) {}
+
   std::string key;     // CSV header and JSON field name
   std::string header;  // markdown header
   int decimals = 4;    // markdown precision for doubles (CSV and JSON keep full precision)
   bool show_sign = false;
+  // Markdown only: append " ± <cell of this column>" (a CI half-width or spread column, which markdown then
+  // does not show as a column of its own; CSV and JSON keep both as numbers).
+  std::string plus_minus;
 };
 
 struct Table {
-  std::string key;         // "paired", "by_lambda", "by_seq_len", "bias", "verdicts", "notes"
+  std::string key;         // "paired", "by_lambda", "by_budget", "by_seq_len", "eval_curve", "bias",
+                           // "learned_lambda", "verdicts", "notes"
   std::string title;       // markdown section heading
   std::string empty_text;  // markdown text when there are no rows
   bool as_list = false;    // markdown renders the "text" column as a bullet list instead of a table
@@ -46,6 +59,9 @@ struct Report {
 // Builds every section from the experiments (in the given order) and the discovery notes.
 Report build_report(const std::vector<ExperimentResult>& experiments,
                     const std::vector<std::string>& notes = {});
+
+// Keeps only the named sections, in the given order ("by_lambda,bias"); InputError names an unknown key.
+Report select_sections(const Report& report, const std::string& comma_separated_keys);
 
 // Markdown: "## title" + GitHub table per section. CSV: one block per section, blocks separated by a blank
 // line; every block has its own header row whose first column is "section" and every row repeats the

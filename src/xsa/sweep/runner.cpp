@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,11 +14,14 @@
 #include <deque>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <sstream>
 
+#include "xsa/sweep/claim.h"
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
 #include "xsa/util/progress.h"
+#include "xsa/util/stop_signal.h"
 
 namespace fs = std::filesystem;
 
@@ -28,11 +32,17 @@ using Clock = std::chrono::steady_clock;
 
 struct PointState {
   const SweepPoint* point = nullptr;
-  std::string status = "pending";  // pending | running | done | failed | skipped
-  int exit_code = -1;              // -1: not run in this session
+  // pending | running | done | failed | interrupted (SIGTERM, checkpointed) | held (by another live
+  // process) | skipped (done before, or by another process)
+  std::string status = "pending";
+  int exit_code = -1;  // -1: not run in this session
   std::string message;
   double wall_s = 0.0;
   Clock::time_point started;
+  double started_at = 0.0;  // unix time
+  int attempt = 0;          // 1 + the attempts recorded in the point's status.json
+  std::unique_ptr<Claim> claim;
+  bool claim_lost = false;
 };
 
 // Last non-empty line of the child's output: the trainer's one-line error on failure.
@@ -83,6 +93,17 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& log_path) {
   return pid;
 }
 
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void sleep_ms(int ms) {
+  struct timespec ts {
+    ms / 1000, (ms % 1000) * 1000000L
+  };
+  ::nanosleep(&ts, nullptr);  // SIGTERM ends it early, which is what the wait loop wants
+}
+
 class SweepRun {
  public:
   SweepRun(const SweepSpec& spec, const std::vector<SweepPoint>& points, const SweepRunOptions& options,
@@ -95,38 +116,91 @@ class SweepRun {
         s.status = "skipped";
         s.message = "already done";
       }
-      states_.push_back(s);
+      states_.push_back(std::move(s));
     }
   }
 
   int run() {
     make_directories(options_.out_dir);
+    install_stop_signal_handler();
+    claim_summary_name();
     std::deque<std::size_t> queue;
     for (std::size_t i = 0; i < states_.size(); ++i)
       if (states_[i].status == "pending") queue.push_back(i);
     write_summary();
     report("start", "");
-    while (!queue.empty() || !running_.empty()) {
+    auto last_heartbeat = Clock::now();
+    auto last_held_check = Clock::now();
+    bool forwarded = false;
+    while (!queue.empty() || !running_.empty() || (!held_.empty() && !stop_requested())) {
+      if (stop_requested()) {
+        queue.clear();  // start nothing new; unstarted points stay pending for the rerun
+        if (!forwarded) {
+          forwarded = true;
+          report("SIGTERM", "stopping: " + std::to_string(running_.size()) +
+                                " running point(s) checkpoint and stop, the rest stay pending");
+          for (const auto& [pid, i] : running_) ::kill(pid, SIGTERM);
+        }
+      }
       while (!queue.empty() && static_cast<int>(running_.size()) < options_.workers) {
-        start(queue.front());
+        std::size_t i = queue.front();
         queue.pop_front();
+        start(i);
+      }
+      if (running_.empty() && queue.empty() && !held_.empty() && !stop_requested()) {
+        // Only points others hold are left: look again every few seconds until each is done there, or
+        // released unfinished / its holder died (then it is ours to run).
+        if (Clock::now() - last_held_check >= std::chrono::seconds(2)) {
+          last_held_check = Clock::now();
+          std::vector<std::size_t> still_held;
+          for (std::size_t i : held_) {
+            if (path_exists(results_path(*states_[i].point))) {
+              states_[i].status = "skipped";
+              states_[i].message = "done by another process";
+              write_summary();
+              report("skipped", states_[i].point->run_id + " (done by another process)");
+            } else if (ClaimState c = inspect_claim(claim_path(*states_[i].point)); !c.exists || c.stale) {
+              queue.push_back(i);
+            } else {
+              still_held.push_back(i);
+            }
+          }
+          held_ = still_held;
+        }
+        if (Clock::now() - last_heartbeat >= std::chrono::seconds(kHeartbeatSeconds)) {
+          last_heartbeat = Clock::now();
+          heartbeat();
+        }
+        if (queue.empty()) sleep_ms(200);
+        continue;
       }
       int wstatus = 0;
-      pid_t pid = ::waitpid(-1, &wstatus, 0);
-      if (pid < 0) {
-        if (errno == EINTR) continue;
+      pid_t pid = ::waitpid(-1, &wstatus, WNOHANG);
+      if (pid < 0 && errno != EINTR && errno != ECHILD)
         throw RuntimeFailure(std::string("waitpid failed (") + std::strerror(errno) + ")");
+      if (pid > 0) {
+        auto it = running_.find(pid);
+        if (it == running_.end()) continue;  // not one of ours
+        std::size_t i = it->second;
+        running_.erase(it);
+        finish(i, wstatus);
+        continue;
       }
-      auto it = running_.find(pid);
-      if (it == running_.end()) continue;  // not one of ours
-      std::size_t i = it->second;
-      running_.erase(it);
-      finish(i, wstatus);
+      if (Clock::now() - last_heartbeat >= std::chrono::seconds(kHeartbeatSeconds)) {
+        last_heartbeat = Clock::now();
+        heartbeat();
+      }
+      sleep_ms(50);
     }
+    for (std::size_t i : held_) {  // stopped while waiting for them
+      states_[i].message = "held by another process when this one stopped";
+    }
+    write_summary();
+    summary_claim_.reset();
     if (options_.tty) status_ << "\n";
-    status_ << "summary: " << (fs::path(options_.out_dir) / summary_file_name(options_.shard)).string()
-            << "\n";
+    status_ << "summary: " << (fs::path(options_.out_dir) / summary_name_).string() << "\n";
     status_.flush();
+    if (stop_requested()) return kExitInterrupted;
     return count("failed") > 0 ? kExitRuntime : kExitOk;
   }
 
@@ -135,41 +209,155 @@ class SweepRun {
     return (fs::path(options_.out_dir) / p.run_id).string();
   }
   std::string results_path(const SweepPoint& p) const { return point_dir(p) + "/results.json"; }
+  std::string claim_path(const SweepPoint& p) const { return point_dir(p) + "/claim.lock"; }
+
+  // summary.json / summary.shard-K-of-N.json belongs to one live process at a time; a second process on
+  // the same slice (a second submission, a local run beside the array) writes its own file next to it, so
+  // no process overwrites another's record. xsa-inspect and --status read every summary*.json.
+  void claim_summary_name() {
+    summary_name_ = summary_file_name(options_.shard);
+    const std::string lock = (fs::path(options_.out_dir) / ("." + summary_name_ + ".lock")).string();
+    ClaimState held;
+    summary_claim_ = Claim::try_acquire(lock, &held, nullptr);
+    if (!summary_claim_) {
+      ClaimHolder me = this_process_holder();
+      summary_name_ = summary_name_.substr(0, summary_name_.size() - 5) + "." + me.host + "-" +
+                      std::to_string(me.pid) + ".json";
+    }
+  }
+
+  void heartbeat() {
+    if (summary_claim_) summary_claim_->heartbeat();
+    for (auto& [pid, i] : running_) {
+      PointState& s = states_[i];
+      if (s.claim && !s.claim->heartbeat()) {
+        // Someone judged us dead and took the point over: stop writing into its folder at once.
+        ::kill(pid, SIGKILL);
+        s.claim_lost = true;
+      }
+    }
+  }
+
+  // Per-point record of the last attempt, written only by the claim holder (so never by two processes).
+  void write_point_status(const PointState& s, double started_at) const {
+    const ClaimHolder& h = s.claim->holder();
+    nlohmann::json j = {
+        {"schema", "xsa.point-status/1"},
+        {"run_id", s.point->run_id},
+        {"status", s.status},
+        {"exit_code", s.exit_code < 0 ? nlohmann::json(nullptr) : nlohmann::json(s.exit_code)},
+        {"message", s.message},
+        {"host", h.host},
+        {"pid", h.pid},
+        {"job", h.job},
+        {"attempt", s.attempt},
+        {"started_at", started_at},
+        {"updated_at", unix_now()},
+        {"wall_s", s.wall_s}};
+    write_file_atomic(point_dir(*s.point) + "/status.json", j.dump(1) + "\n");
+  }
 
   void start(std::size_t i) {
     PointState& s = states_[i];
     const SweepPoint& p = *s.point;
     const std::string dir = point_dir(p);
+    make_directories(dir);
+    ClaimState held;
+    std::string note;
+    s.claim = Claim::try_acquire(claim_path(p), &held, &note);
+    if (!s.claim) {
+      if (path_exists(results_path(p))) {
+        s.status = "skipped";
+        s.message = "done by another process";
+        report("skipped", p.run_id + " (done by another process)");
+      } else {
+        s.status = "held";
+        s.message = held.readable ? "held by " + describe_holder(held.holder) : "held by another process";
+        held_.push_back(i);
+        report("skipped", p.run_id + " for now: " + s.message + "; will take it if that one stops");
+      }
+      write_summary();
+      return;
+    }
+    if (!note.empty()) report("recovered", p.run_id + ": " + note);
+    // Finished by another process between our first look and the claim.
+    if (path_exists(results_path(p))) {
+      s.claim.reset();
+      s.status = "skipped";
+      s.message = "done by another process";
+      write_summary();
+      report("skipped", p.run_id + " (done by another process)");
+      return;
+    }
     std::vector<std::string> argv = {options_.trainer, "--config", spec_.base_path, "--out", dir, "--quiet"};
     // An interrupted earlier attempt: continue from its checkpoints, or reuse its half-written folder.
-    if (is_directory(dir + "/checkpoints"))
+    bool resume = is_directory(dir + "/checkpoints");
+    if (resume)
       argv.push_back("--resume");
-    else if (path_exists(dir))
+    else if (has_earlier_attempt(dir))
       argv.push_back("--force");
-    make_directories(dir);
     for (const auto& o : p.overrides) argv.insert(argv.end(), {"--set", o});
     for (const auto& o : child_runtime_overrides()) argv.insert(argv.end(), {"--set", o});
+    s.attempt = previous_attempts(p) + 1;
     pid_t pid = spawn(argv, dir + "/train.out");
     running_[pid] = i;
     s.status = "running";
     s.started = Clock::now();
+    s.started_at = unix_now();
+    write_point_status(s, s.started_at);
     write_summary();
-    report("started", p.run_id);
+    report("started", p.run_id + (resume ? " (resuming from its checkpoints)" : ""));
+  }
+
+  // Anything in the folder besides the claim and status files is left from an earlier attempt.
+  static bool has_earlier_attempt(const std::string& dir) {
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      const std::string name = entry.path().filename().string();
+      if (name != "status.json" && name.rfind("claim.lock", 0) != 0 && name.rfind(".claim.lock", 0) != 0)
+        return true;
+    }
+    return false;
+  }
+
+  int previous_attempts(const SweepPoint& p) const {
+    auto j = nlohmann::json::parse(read_file_or_empty(point_dir(p) + "/status.json"), nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("attempt") || !j["attempt"].is_number_integer())
+      return 0;
+    return j["attempt"].get<int>();
+  }
+
+  static std::string read_file_or_empty(const std::string& path) {
+    try {
+      return read_file(path);
+    } catch (const InputError&) {
+      return "";
+    }
   }
 
   void finish(std::size_t i, int wstatus) {
     PointState& s = states_[i];
     const SweepPoint& p = *s.point;
     s.wall_s = std::chrono::duration<double>(Clock::now() - s.started).count();
-    finished_walls_.push_back(s.wall_s);
     if (WIFEXITED(wstatus)) {
       s.exit_code = WEXITSTATUS(wstatus);
     } else {
       s.exit_code = 128 + WTERMSIG(wstatus);
     }
+    if (s.claim_lost) {
+      s.status = "skipped";
+      s.message = "claim taken over by another process; its trainer here was stopped";
+      s.claim.reset();  // no longer ours: leaves the other process's claim file alone
+      write_summary();
+      report("LOST", p.run_id + ": " + s.message);
+      return;
+    }
     if (s.exit_code == 0 && path_exists(results_path(p))) {
       s.status = "done";
       s.message.clear();
+      finished_walls_.push_back(s.wall_s);
+    } else if (s.exit_code == kExitInterrupted) {
+      s.status = "interrupted";
+      s.message = "stopped by SIGTERM after a checkpoint; a rerun resumes it";
     } else {
       s.status = "failed";
       s.message = last_line(point_dir(p) + "/train.out");
@@ -178,9 +366,13 @@ class SweepRun {
         s.message = WIFSIGNALED(wstatus) ? "killed by signal " + std::to_string(WTERMSIG(wstatus))
                                          : "exit code " + std::to_string(s.exit_code);
     }
+    write_point_status(s, s.started_at);
+    s.claim.reset();  // released only after the status is on disk
     write_summary();
     if (s.status == "done")
       report("done", p.run_id + " in " + format_duration(s.wall_s));
+    else if (s.status == "interrupted")
+      report("interrupted", p.run_id + " (checkpointed; a rerun resumes it)");
     else
       report("FAILED", p.run_id + " (exit " + std::to_string(s.exit_code) + "): " + s.message);
   }
@@ -206,7 +398,10 @@ class SweepRun {
     std::ostringstream line;
     line << spec_.name << ": " << count("done") + count("skipped") << "/" << states_.size() << " done";
     if (count("skipped")) line << " (" << count("skipped") << " skipped)";
-    line << ", " << count("running") << " running, " << count("failed") << " failed, ETA " << eta();
+    line << ", " << count("running") << " running, " << count("failed") << " failed";
+    if (count("held")) line << ", " << count("held") << " held elsewhere";
+    if (count("interrupted")) line << ", " << count("interrupted") << " interrupted";
+    line << ", ETA " << eta();
     return line.str();
   }
 
@@ -214,7 +409,8 @@ class SweepRun {
   // event.
   void report(const std::string& event, const std::string& detail) {
     if (options_.tty) {
-      if (event == "FAILED") status_ << "\r\033[K" << event << " " << detail << "\n";
+      if (event != "started" && event != "done" && event != "start")
+        status_ << "\r\033[K" << event << " " << detail << "\n";
       status_ << "\r\033[K" << status_line();
     } else {
       status_ << "[" << status_line() << "] " << event << (detail.empty() ? "" : " " + detail) << "\n";
@@ -241,6 +437,7 @@ class SweepRun {
            {"message", s.message},
            {"wall_s", s.wall_s}});
     }
+    ClaimHolder me = this_process_holder();
     nlohmann::json summary = {{"schema", "xsa.sweep/1"},
                               {"name", spec_.name},
                               {"sweep_file", spec_.path},
@@ -249,15 +446,17 @@ class SweepRun {
                               {"set", set},
                               {"shard", {{"index", options_.shard.index}, {"count", options_.shard.count}}},
                               {"workers", options_.workers},
+                              {"process", {{"host", me.host}, {"pid", me.pid}, {"job", me.job}}},
                               {"counts",
                                {{"done", count("done")},
                                 {"skipped", count("skipped")},
                                 {"failed", count("failed")},
                                 {"running", count("running")},
+                                {"held", count("held")},
+                                {"interrupted", count("interrupted")},
                                 {"pending", count("pending")}}},
                               {"points", points}};
-    write_file_atomic((fs::path(options_.out_dir) / summary_file_name(options_.shard)).string(),
-                      summary.dump(2) + "\n");
+    write_file_atomic((fs::path(options_.out_dir) / summary_name_).string(), summary.dump(2) + "\n");
   }
 
   const SweepSpec& spec_;
@@ -265,7 +464,10 @@ class SweepRun {
   std::ostream& status_;
   std::vector<PointState> states_;
   std::map<pid_t, std::size_t> running_;
+  std::vector<std::size_t> held_;  // points another live process holds
   std::vector<double> finished_walls_;
+  std::string summary_name_;
+  std::unique_ptr<Claim> summary_claim_;
 };
 
 }  // namespace

@@ -1,6 +1,10 @@
 #pragma once
 // Runs sweep points as xsa-train child processes: a worker pool, resume by results.json, a live status
-// line and summary.json rewritten atomically on every change. Torch-free.
+// line and summary.json rewritten atomically on every change. Several processes (local runs, Slurm array
+// tasks, a second submission) may run into one folder: each point is claimed first (claim.h), points done
+// or held elsewhere are skipped and said so, and points held elsewhere are waited for at the end (taken
+// over if their holder stops or dies). SIGTERM is forwarded to the trainers, which checkpoint and stop;
+// the points are recorded as interrupted. Torch-free.
 #include <ostream>
 #include <string>
 #include <vector>
@@ -21,7 +25,8 @@ struct SweepRunOptions {
 std::string summary_file_name(const Shard& shard);
 
 // Runs `points` (already sharded and validated). Points whose <out>/<run-id>/results.json exists are
-// skipped untouched. Returns kExitOk if every point is done, kExitRuntime if any failed.
+// skipped untouched. Returns kExitOk if every point is done, kExitInterrupted (75) if stopped by SIGTERM
+// (running points checkpointed), else kExitRuntime if any failed.
 int run_sweep(const SweepSpec& spec, const std::vector<SweepPoint>& points, const SweepRunOptions& options,
               std::ostream& status);
 

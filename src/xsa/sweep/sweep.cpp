@@ -45,6 +45,7 @@ SweepValue to_value(const YAML::Node& n, const std::string& where) {
       arg += (i ? "," : "") + item.arg;
       id += (i ? "," : "") + item.id;
       v.json.push_back(item.json);
+      v.items.push_back(std::move(item));
     }
     v.arg = arg + "]";
     v.id = id.empty() ? "empty" : id;
@@ -80,6 +81,21 @@ std::string leaf(const std::string& dotted) {
   return dot == std::string::npos ? dotted : dotted.substr(dot + 1);
 }
 
+}  // namespace
+
+std::vector<std::string> linked_keys(const std::string& grid_key) {
+  std::vector<std::string> keys;
+  std::size_t start = 0;
+  while (true) {
+    auto plus = grid_key.find('+', start);
+    keys.push_back(grid_key.substr(start, plus == std::string::npos ? std::string::npos : plus - start));
+    if (plus == std::string::npos) return keys;
+    start = plus + 1;
+  }
+}
+
+namespace {
+
 void check_key(const std::string& path, const std::string& section, const std::string& key) {
   if (!is_config_key(key))
     throw InputError(path + ": " + section + "." + key + ": '" + key +
@@ -113,11 +129,18 @@ SweepSpec parse_sweep(const std::string& yaml_text, const std::string& path) {
       if (!value.IsMap()) throw InputError(path + ": " + key + ": expected a map of dotted config keys");
       for (const auto& kv : value) {
         const std::string dotted = kv.first.IsScalar() ? kv.first.Scalar() : "?";
-        check_key(path, key, dotted);
         const std::string where = path + ": " + key + "." + dotted;
         if (key == "set") {
+          check_key(path, key, dotted);
           spec.set.emplace_back(dotted, to_value(kv.second, where));
           continue;
+        }
+        const std::vector<std::string> keys = linked_keys(dotted);
+        std::set<std::string> distinct;
+        for (const auto& k : keys) {
+          check_key(path, key, k);
+          if (!distinct.insert(k).second)
+            throw InputError(where + ": '" + k + "' appears twice, expected distinct linked keys");
         }
         std::vector<SweepValue> values;
         if (kv.second.IsSequence()) {
@@ -126,6 +149,11 @@ SweepSpec parse_sweep(const std::string& yaml_text, const std::string& path) {
           values.push_back(to_value(kv.second, where));  // a bare scalar is a one-value list
         }
         if (values.empty()) throw InputError(where + ": empty list of values, expected at least one");
+        if (keys.size() > 1)
+          for (const auto& v : values)
+            if (!v.json.is_array() || v.items.size() != keys.size())
+              throw InputError(where + ": value " + v.json.dump() + " is not a list of " +
+                               std::to_string(keys.size()) + " values, expected one value per linked key");
         spec.grid.emplace_back(dotted, values);
       }
     } else {
@@ -134,11 +162,16 @@ SweepSpec parse_sweep(const std::string& yaml_text, const std::string& path) {
   }
   if (spec.base.empty()) throw InputError(path + ": base: missing, expected the base config file");
   if (spec.grid.empty()) throw InputError(path + ": grid: missing or empty, expected at least one key");
+  std::set<std::string> grid_keys;
+  for (const auto& [gkey, values] : spec.grid)
+    for (const auto& k : linked_keys(gkey))
+      if (!grid_keys.insert(k).second)
+        throw InputError(path + ": grid." + gkey + ": '" + k +
+                         "' is set by two grid keys, expected each once");
   for (const auto& [key, value] : spec.set)
-    for (const auto& [gkey, values] : spec.grid)
-      if (key == gkey)
-        throw InputError(path + ": set." + key +
-                         ": also a grid key, expected each key in grid or set, not both");
+    if (grid_keys.count(key))
+      throw InputError(path + ": set." + key +
+                       ": also a grid key, expected each key in grid or set, not both");
   if (spec.name != filesystem_safe(spec.name))
     throw InputError(path + ": name: '" + spec.name + "', expected letters, digits, '.', '_', '-' only");
   fs::path base(spec.base);
@@ -154,7 +187,8 @@ SweepSpec load_sweep(const std::string& path) {
 std::vector<SweepPoint> expand_grid(const SweepSpec& spec) {
   // Short names for run ids; fall back to the full dotted key where two keys share a last component.
   std::map<std::string, int> leaf_count;
-  for (const auto& [key, values] : spec.grid) leaf_count[leaf(key)]++;
+  for (const auto& [key, values] : spec.grid)
+    for (const auto& k : linked_keys(key)) leaf_count[leaf(k)]++;
 
   std::size_t total = 1;
   for (const auto& [key, values] : spec.grid) total *= values.size();
@@ -177,11 +211,15 @@ std::vector<SweepPoint> expand_grid(const SweepSpec& spec) {
     for (std::size_t k = 0; k < spec.grid.size(); ++k) {
       const auto& [key, values] = spec.grid[k];
       const SweepValue& v = values[choice[k]];
-      p.overrides.push_back(key + "=" + v.arg);
-      p.values[key] = v.json;
-      if (values.size() > 1) {
-        std::string name = leaf_count[leaf(key)] > 1 ? key : leaf(key);
-        id += (id.empty() ? "" : "_") + name + "=" + v.id;
+      const std::vector<std::string> keys = linked_keys(key);
+      for (std::size_t j = 0; j < keys.size(); ++j) {
+        const SweepValue& part = keys.size() > 1 ? v.items[j] : v;
+        p.overrides.push_back(keys[j] + "=" + part.arg);
+        p.values[keys[j]] = part.json;
+        if (values.size() > 1) {
+          std::string name = leaf_count[leaf(keys[j])] > 1 ? keys[j] : leaf(keys[j]);
+          id += (id.empty() ? "" : "_") + name + "=" + part.id;
+        }
       }
     }
     p.run_id = id.empty() ? "single" : id;

@@ -12,9 +12,10 @@ namespace xsa {
 
 // One value of a grid or set key, in the three forms it is needed in.
 struct SweepValue {
-  std::string arg;      // text after "key=" in --set (parsed as YAML by the trainer)
-  std::string id;       // canonical, filesystem-safe text for run ids ("0.25", "sa,xsa")
-  nlohmann::json json;  // for summary.json
+  std::string arg;                // text after "key=" in --set (parsed as YAML by the trainer)
+  std::string id;                 // canonical, filesystem-safe text for run ids ("0.25", "sa,xsa")
+  nlohmann::json json;            // for summary.json
+  std::vector<SweepValue> items;  // a list's elements (used by linked grid keys), empty for a scalar
 };
 
 struct SweepSpec {
@@ -22,8 +23,10 @@ struct SweepSpec {
   std::string name;       // `name:` or the file stem
   std::string base;       // base config path as written in the file
   std::string base_path;  // resolved against the sweep file's folder
-  std::vector<std::pair<std::string, std::vector<SweepValue>>> grid;  // file order
-  std::vector<std::pair<std::string, SweepValue>> set;                // overrides for every point
+  // File order. A linked key "a.b+c.d" varies several keys together: each of its values is a list with one
+  // element per key (e.g. data.seq_len+train.batch_size: [[64, 64], [128, 32]] keeps tokens per step fixed).
+  std::vector<std::pair<std::string, std::vector<SweepValue>>> grid;
+  std::vector<std::pair<std::string, SweepValue>> set;  // overrides for every point
 };
 
 // One grid point: a paired experiment (one xsa-train run).
@@ -44,8 +47,12 @@ struct Shard {
 SweepSpec load_sweep(const std::string& path);
 SweepSpec parse_sweep(const std::string& yaml_text, const std::string& path);
 
-// Cartesian product in file key order, last key fastest. Run ids are built from the keys with more than
-// one value (short key = last dotted component, the full key where two short keys would clash).
+// The keys a grid key sets: "a.b+c.d" -> {"a.b", "c.d"}; a plain key -> itself.
+std::vector<std::string> linked_keys(const std::string& grid_key);
+
+// Cartesian product in file key order, last key fastest (a linked key counts as one key). Run ids are built
+// from the keys with more than one value (short key = last dotted component, the full key where two short
+// keys would clash).
 std::vector<SweepPoint> expand_grid(const SweepSpec& spec);
 
 // Overrides every child run gets so N concurrent runs use N cores (added after the point's own).

@@ -29,6 +29,7 @@
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
 #include "xsa/util/progress.h"
+#include "xsa/util/stop_signal.h"
 #include "xsa/util/timing.h"
 
 namespace xsa {
@@ -46,6 +47,8 @@ int fault_exit_step() {
 
 // Thrown inside a run when another run failed: stop quietly, the first failure is what gets reported.
 struct Aborted {};
+// Thrown inside a run that stopped on SIGTERM after checkpointing its last completed step.
+struct StoppedAtStepBoundary {};
 
 // One JSON object per line, flushed as it goes, shared by the concurrent runs.
 class LogWriter {
@@ -133,9 +136,16 @@ class VariantRun {
     auto t_start = Clock::now();
     TrainWindowSampler sampler(s_.data.train->size(), T, batch_order_seed(cfg.seed));
 
+    if (stop_requested()) throw StoppedAtStepBoundary{};  // not started (or resumed) yet: nothing new to save
     if (step_ == 0) record_eval_and_bias(0);
     while (step_ < steps) {
       if (s_.abort.load()) throw Aborted{};
+      // SIGTERM (preemption, scancel, time limit): checkpoint this step boundary and stop; --resume
+      // continues bit-identically from here.
+      if (stop_requested()) {
+        save(prior_wall_s_ + seconds_since(t_start));  // even with checkpoint_interval 0: resuming needs it
+        throw StoppedAtStepBoundary{};
+      }
       auto t0 = Clock::now();
       const double lr = learning_rate(step_, steps, cfg.train.warmup_steps, cfg.train.lr, cfg.train.min_lr);
       auto starts = sampler.batch_starts(step_, B);
@@ -409,6 +419,7 @@ report::ExperimentResult run_paired_experiment(const Config& cfg, const TokenDat
   std::atomic<size_t> next{0};
   std::mutex error_mu;
   std::exception_ptr first_error;
+  std::atomic<bool> stopped{false};
   auto worker = [&]() {
     apply_thread_policy(cfg.runtime.threads);
     for (size_t i = next++; i < runs.size(); i = next++) {
@@ -416,6 +427,9 @@ report::ExperimentResult run_paired_experiment(const Config& cfg, const TokenDat
         runs[i]->run();
       } catch (const Aborted&) {
         return;
+      } catch (const StoppedAtStepBoundary&) {
+        stopped = true;  // the other runs see the same stop request and checkpoint themselves
+        continue;
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mu);
         if (!first_error) first_error = std::current_exception();
@@ -434,6 +448,10 @@ report::ExperimentResult run_paired_experiment(const Config& cfg, const TokenDat
   }
   board.finish();
   if (first_error) std::rethrow_exception(first_error);
+  if (stopped) {
+    throw Interrupted("stopped by SIGTERM; every run checkpointed at its last completed step (" +
+                      options.out_dir + "/checkpoints); continue with --resume");
+  }
 
   report::ExperimentResult result;
   result.name = cfg.name;

@@ -16,6 +16,9 @@ int run_guarded(const char* program, Fn&& fn) {
   } catch (const InputError& e) {
     std::cerr << program << ": error: " << e.what() << "\n";
     return kExitInput;
+  } catch (const Interrupted& e) {
+    std::cerr << program << ": interrupted: " << e.what() << "\n";
+    return kExitInterrupted;
   } catch (const RuntimeFailure& e) {
     std::cerr << program << ": failed: " << e.what() << "\n";
     return kExitRuntime;

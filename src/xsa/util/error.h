@@ -15,8 +15,15 @@ struct RuntimeFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Stopped by SIGTERM after writing a checkpoint: not a failure, the work continues with --resume (xsa-train)
+// or a rerun (xsa-sweep). Exit code 75 (EX_TEMPFAIL, "try again later").
+struct Interrupted : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 constexpr int kExitOk = 0;
 constexpr int kExitRuntime = 1;
 constexpr int kExitInput = 2;
+constexpr int kExitInterrupted = 75;
 
 }  // namespace xsa

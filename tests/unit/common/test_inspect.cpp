@@ -267,6 +267,155 @@ TEST(Report, VerdictLinesPerGroupPlusPooledOnlyWhenItPools) {
   EXPECT_EQ(text(t, 4, "verdict"), "better");
 }
 
+// ---- budgets, eval curves, bias at init, learned λ (built in memory) -----------------------------------
+
+// One paired experiment of seed `seed`: sa and one variant, `steps` steps of 4 x 16 tokens on a 1,280-token
+// train split, with the given eval curves (step 0, steps/2, steps), final train losses and bias points.
+ExperimentResult budget_experiment(std::int64_t seed, std::int64_t steps, const std::string& variant,
+                                   std::vector<double> base_eval, std::vector<double> var_eval,
+                                   double base_train, double var_train) {
+  ExperimentResult e;
+  e.label = "steps" + std::to_string(steps) + "-seed" + std::to_string(seed);
+  e.name = "budget";
+  e.seq_len = 16;
+  e.seed = seed;
+  e.data = DataInfo{};
+  e.data->train_tokens = 1280;
+  e.config = {{"data", {{"seq_len", 16}}}, {"train", {{"steps", steps}, {"batch_size", 4}}}, {"seed", seed}};
+  const std::vector<std::int64_t> at = {0, steps / 2, steps};
+  RunResult base, var;
+  base.variant = "sa";
+  base.spec = variant_record_from_name("sa");
+  var.variant = variant;
+  var.spec = variant_record_from_name(variant);
+  if (variant == "learned") var.spec = {"learned", std::nullopt, std::nullopt};
+  for (std::size_t i = 0; i < at.size(); ++i) {
+    base.eval.push_back({at[i], base_eval[i]});
+    var.eval.push_back({at[i], var_eval[i]});
+  }
+  base.final.val_loss = base_eval.back();
+  base.final.train_loss = base_train;
+  var.final.val_loss = var_eval.back();
+  var.final.train_loss = var_train;
+  e.runs = {base, var};
+  e.comparisons.push_back({"sa", variant, var.final.val_loss - base.final.val_loss,
+                           100.0 * (base.final.val_loss - var.final.val_loss) / base.final.val_loss});
+  return e;
+}
+
+TEST(Report, ByBudgetNeverPoolsTrainingBudgets) {
+  // Three seeds at 100 steps and three at 200 steps, XSA vs SA.
+  std::vector<ExperimentResult> ex;
+  const double base100[3] = {3.0, 3.1, 3.2}, var100[3] = {2.9, 3.0, 3.05};    // Δ = -0.1, -0.1, -0.15
+  const double base200[3] = {2.5, 2.6, 2.7}, var200[3] = {2.49, 2.62, 2.69};  // Δ = -0.01, +0.02, -0.01
+  for (int s = 0; s < 3; ++s) {
+    ex.push_back(budget_experiment(s + 1, 100, "xsa", {9, 4, base100[s]}, {9, 3.9, var100[s]},
+                                   base100[s] - 0.2, var100[s] - 0.1));
+    ex.push_back(budget_experiment(s + 1, 200, "xsa", {9, 3, base200[s]}, {9, 2.9, var200[s]},
+                                   base200[s] - 0.3, var200[s] - 0.3));
+  }
+  const Report r = build_report(ex);
+  const Table& t = r.table("by_budget");
+  ASSERT_EQ(t.rows.size(), 2u);
+  // 100 steps: 100 x 4 x 16 = 6,400 tokens = 5 epochs of 1,280. Δ mean -0.116667, sd 0.0288675, SEM
+  // 0.0166667, t_{0.975,2} = 4.302653 -> CI [-0.188378, -0.044956]: better, 3/3.
+  EXPECT_EQ(integer(t, 0, "steps"), 100);
+  EXPECT_EQ(integer(t, 0, "tokens"), 6400);
+  EXPECT_NEAR(num(t, 0, "epochs"), 5.0, 1e-12);
+  EXPECT_EQ(integer(t, 0, "n"), 3);
+  EXPECT_NEAR(num(t, 0, "mean_delta"), -0.116667, 1e-6);
+  EXPECT_NEAR(num(t, 0, "delta_ci_low"), -0.188378, 1e-6);
+  EXPECT_NEAR(num(t, 0, "delta_ci_high"), -0.044956, 1e-6);
+  EXPECT_EQ(text(t, 0, "verdict"), "better");
+  // val − train gap: +0.2 for sa, +0.1 for xsa; val trend: (3.1 − 4) / 50 steps * 100 = −1.8 per 100 steps.
+  EXPECT_NEAR(num(t, 0, "base_gap"), 0.2, 1e-12);
+  EXPECT_NEAR(num(t, 0, "var_gap"), 0.1, 1e-12);
+  EXPECT_NEAR(num(t, 0, "base_val_trend"), -1.8, 1e-9);
+  EXPECT_NEAR(num(t, 0, "base_val_loss"), 3.1, 1e-12);
+  // 200 steps: Δ = -0.01, +0.02, -0.01 -> mean 0, CI contains 0: within noise; 10 epochs.
+  EXPECT_EQ(integer(t, 1, "steps"), 200);
+  EXPECT_NEAR(num(t, 1, "epochs"), 10.0, 1e-12);
+  EXPECT_NEAR(num(t, 1, "mean_delta"), 0.0, 1e-12);
+  EXPECT_EQ(text(t, 1, "verdict"), "within noise");
+  EXPECT_EQ(integer(t, 1, "favouring"), 2);
+  // by_lambda keeps the budgets apart too, and the verdicts name them.
+  EXPECT_EQ(r.table("by_lambda").rows.size(), 2u);
+  EXPECT_NE(text(r.table("verdicts"), 0, "text").find("100 steps"), std::string::npos);
+
+  // The eval curve: per budget, every shared eval step (0, half, end), Δ mean and CI over the three seeds.
+  const Table& c = r.table("eval_curve");
+  ASSERT_EQ(c.rows.size(), 6u);
+  EXPECT_EQ(integer(c, 0, "step"), 0);
+  EXPECT_NEAR(num(c, 0, "mean_delta"), 0.0, 1e-12);
+  EXPECT_EQ(integer(c, 1, "step"), 50);
+  EXPECT_NEAR(num(c, 1, "mean_delta"), -0.1, 1e-12);  // 3.9 − 4 in every seed: zero spread
+  EXPECT_NEAR(num(c, 1, "delta_ci_low"), -0.1, 1e-9);
+  EXPECT_NEAR(num(c, 2, "mean_delta"), -0.116667, 1e-6);
+  EXPECT_EQ(integer(c, 5, "steps"), 200);
+  EXPECT_EQ(integer(c, 5, "step"), 200);
+}
+
+TEST(Report, BiasAtInitAndLearnedLambdaPerHead) {
+  std::vector<ExperimentResult> ex;
+  // Learned λ per head at the end: seed 1 {0.2, 0.8}, seed 2 {0.4, 0.6}; layer means 0.5, 0.5.
+  const std::vector<std::vector<double>> heads = {{0.2, 0.8}, {0.4, 0.6}};
+  for (int s = 0; s < 2; ++s) {
+    ExperimentResult e = budget_experiment(s + 1, 100, "learned", {9, 4, 3}, {9, 4, 3}, 2.9, 2.9);
+    for (int r = 0; r < 2; ++r) {
+      LayerBias init{0, 0.1 * (s + 1), r == 0 ? 0.1 * (s + 1) : 0.0, 0.05, 0.2, {}};
+      LayerBias end{0, 0.5 + 0.1 * s, r == 0 ? 0.5 + 0.1 * s : 0.01, 0.1, 0.4, {}};
+      if (r == 1) end.lambda_per_head = heads[s];
+      e.runs[r].bias = {{0, {init}}, {100, {end}}};
+    }
+    ex.push_back(e);
+  }
+  const Report r = build_report(ex);
+  const Table& init = r.table("bias_init");
+  ASSERT_EQ(init.rows.size(), 1u);
+  EXPECT_EQ(integer(init, 0, "step"), 0);
+  // cos(y,v) at init: {0.1, 0.2} -> 0.15 ± t_{0.975,1} * 0.0707107/√2 = 12.706205 * 0.05 = 0.635310.
+  EXPECT_NEAR(num(init, 0, "base_cos_y_v"), 0.15, 1e-12);
+  EXPECT_NEAR(num(init, 0, "base_cos_y_v_ci"), 0.635310, 1e-5);
+  EXPECT_NEAR(num(init, 0, "var_cos_z_v"), 0.0, 1e-12);
+  const Table& fin = r.table("bias");
+  EXPECT_EQ(integer(fin, 0, "step"), 100);
+  EXPECT_NEAR(num(fin, 0, "var_cos_y_v"), 0.55, 1e-12);
+  EXPECT_NEAR(num(fin, 0, "var_lambda_mean"), 0.5, 1e-12);
+
+  const Table& l = r.table("learned_lambda");
+  ASSERT_EQ(l.rows.size(), 1u);
+  EXPECT_EQ(text(l, 0, "variant"), "learned");
+  EXPECT_EQ(integer(l, 0, "n"), 2);
+  EXPECT_NEAR(num(l, 0, "head_0"), 0.3, 1e-12);
+  EXPECT_NEAR(num(l, 0, "head_0_sd"), 0.141421, 1e-6);  // sd of {0.2, 0.4}
+  EXPECT_NEAR(num(l, 0, "head_1"), 0.7, 1e-12);
+  EXPECT_NEAR(num(l, 0, "layer_mean"), 0.5, 1e-12);
+  EXPECT_NEAR(num(l, 0, "layer_mean_sd"), 0.0, 1e-12);
+
+  // Markdown folds each ± column into its mean column: "0.300 ± 0.141", and shows no "SD" column.
+  const std::string md = render_markdown(select_sections(r, "learned_lambda"));
+  EXPECT_NE(md.find("| 0.300 ± 0.141 |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("head 0 SD"), std::string::npos) << md;
+  // CSV keeps both as numbers.
+  const std::string csv = render_csv(select_sections(r, "learned_lambda"));
+  EXPECT_NE(csv.find("head_0_sd"), std::string::npos) << csv;
+}
+
+TEST(Report, SelectSectionsKeepsOrderAndRejectsUnknownKeys) {
+  const Report r = fixture_report();
+  const Report two = select_sections(r, "bias,by_lambda");
+  ASSERT_EQ(two.tables.size(), 2u);
+  EXPECT_EQ(two.tables[0].key, "bias");
+  EXPECT_EQ(two.tables[1].key, "by_lambda");
+  try {
+    select_sections(r, "by_lambda,bogus");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--section 'bogus'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("by_budget"), std::string::npos) << e.what();
+  }
+}
+
 // ---- the xsa-inspect command ---------------------------------------------------------------------------
 
 struct CommandResult {
@@ -309,10 +458,12 @@ TEST(InspectCli, MarkdownIsTheDefault) {
   EXPECT_NE(r.out.find("| tiny | 128 | 1337 | xsa | 1 | 2.4500 | 0.0120 | -0.0500 | +2.00 |"),
             std::string::npos);
   EXPECT_NE(
-      r.out.find("| 64 | sa | 0.5 | 3 | 2 | +0.63 | -1.92 | +3.19 | -0.0133 | -0.0650 | +0.0384 | within "
-                 "noise |"),
+      r.out.find(
+          "| 64 | — | — | 100 | sa | 0.5 | 3 | 2 | +0.63 | -1.92 | +3.19 | -0.0133 | -0.0650 | +0.0384 | "
+          "within noise |"),
       std::string::npos);
-  EXPECT_NE(r.out.find("| 128 | sa | 1 | 1 | 1 | +2.00 | — | — | -0.0500 | — | — | undefined (n=1) |"),
+  EXPECT_NE(r.out.find(
+                "| 128 | — | — | 100 | sa | 1 | 1 | 1 | +2.00 | — | — | -0.0500 | — | — | undefined (n=1) |"),
             std::string::npos);
   EXPECT_NE(r.out.find("- λ=1 vs sa, seq_len 64: better"), std::string::npos);
   EXPECT_NE(r.out.find("lambda1-seed4 (failed)"), std::string::npos);
@@ -333,9 +484,10 @@ TEST(InspectCli, CsvHasOneBlockPerSectionWithASectionColumn) {
       if (line.rfind("by_lambda,sa,1,", 0) == 0) xsa_row = line;
     }
   }
-  ASSERT_EQ(headers.size(), 6u);  // paired, by_lambda, by_seq_len, bias, verdicts, notes
+  // paired, by_lambda, by_budget, by_seq_len, eval_curve, bias_init, bias, learned_lambda, verdicts, notes
+  ASSERT_EQ(headers.size(), 10u);
   EXPECT_EQ(headers[1],
-            "section,baseline,lambda,seq_lens,n,favouring,mean_improvement_pct,improvement_ci_low,"
+            "section,baseline,lambda,steps,seq_lens,n,favouring,mean_improvement_pct,improvement_ci_low,"
             "improvement_ci_high,mean_delta,delta_ci_low,delta_ci_high,verdict");
   EXPECT_EQ(by_lambda_rows, 2u);
   // Full precision in CSV: mean Δ -0.05, CI low -0.0748414.

@@ -69,8 +69,9 @@ TEST(ResultsSchema, BiasMetricsTableNamesEveryMetricOnce) {
   std::set<std::string> keys;
   for (const auto& m : kBiasMetrics) keys.insert(m.key);
   EXPECT_EQ(keys, (std::set<std::string>{"cos_y_v", "cos_z_v", "attn_diag", "value_cos"}));
-  for (int a = 0; a < kNumBiasMetrics; ++a)
-    for (int b = a + 1; b < kNumBiasMetrics; ++b) EXPECT_NE(kBiasMetrics[a].member, kBiasMetrics[b].member);
+  for (std::size_t a = 0; a < kBiasMetricCount; ++a)
+    for (std::size_t b = a + 1; b < kBiasMetricCount; ++b)
+      EXPECT_NE(kBiasMetrics[a].member, kBiasMetrics[b].member);
   // Each key carries its own member's value (distinct powers of two above).
   json layer = to_json(full_result())["runs"][0]["bias"][0]["layers"][0];
   EXPECT_EQ(layer["cos_y_v"], 0.5);

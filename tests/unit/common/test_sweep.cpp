@@ -155,6 +155,41 @@ TEST(SweepShard, DisjointCompleteAndStable) {
   EXPECT_EQ(summary_file_name(Shard{2, 4}), "summary.shard-2-of-4.json");
 }
 
+TEST(SweepGrid, LinkedKeysVaryTogether) {
+  // Fixed tokens per step: seq_len and batch_size move together; seed is crossed with the pair.
+  SweepSpec spec =
+      spec_of("grid: {data.seq_len+train.batch_size: [[64, 64], [128, 32], [256, 16]], seed: [1, 2]}");
+  auto points = expand_grid(spec);
+  ASSERT_EQ(points.size(), 6u);
+  EXPECT_EQ(ids(points), (std::vector<std::string>{
+                             "seq_len=64_batch_size=64_seed=1", "seq_len=64_batch_size=64_seed=2",
+                             "seq_len=128_batch_size=32_seed=1", "seq_len=128_batch_size=32_seed=2",
+                             "seq_len=256_batch_size=16_seed=1", "seq_len=256_batch_size=16_seed=2"}));
+  EXPECT_EQ(points[3].overrides,
+            (std::vector<std::string>{"data.seq_len=128", "train.batch_size=32", "seed=2"}));
+  EXPECT_EQ(points[3].values["data.seq_len"], 128);
+  EXPECT_EQ(points[3].values["train.batch_size"], 32);
+  EXPECT_NO_THROW(validate_points(spec, points));
+  // A linked value may itself be a list (the variants of a training budget).
+  auto budgets = expand_grid(
+      spec_of("grid: {train.steps+attention.variants: [[300, [sa, xsa, 0.5]], [900, [sa, xsa]]]}"));
+  ASSERT_EQ(budgets.size(), 2u);
+  EXPECT_EQ(budgets[0].run_id, "steps=300_variants=sa,xsa,0.5");
+  EXPECT_EQ(budgets[1].overrides,
+            (std::vector<std::string>{"train.steps=900", "attention.variants=[sa,xsa]"}));
+}
+
+TEST(SweepErrors, BadLinkedKeys) {
+  const std::string base = "base: " + kBase + "\n";
+  expect_error(base + "grid: {data.seq_len+train.batch_size: [[64, 64], [128]]}", "one value per linked key");
+  expect_error(base + "grid: {data.seq_len+train.batch_size: [64, 128]}", "one value per linked key");
+  expect_error(base + "grid: {data.seq_len+train.batchsize: [[64, 64]]}", "train.batchsize");
+  expect_error(base + "grid: {seed+seed: [[1, 2]]}", "appears twice");
+  expect_error(base + "grid: {data.seq_len+seed: [[64, 1]], seed: [1, 2]}", "set by two grid keys");
+  expect_error(base + "grid: {data.seq_len+seed: [[64, 1]]}\nset: {seed: 3}", "set.seed");
+  expect_error(base + "grid: {data.seq_len+train.batch_size: [[64, 0]]}", "train.batch_size");
+}
+
 TEST(SweepErrors, BadSweepFiles) {
   const std::string base = "base: " + kBase + "\n";
   expect_error(base + "grid: {seed: [1]}\ngird: {}", "unknown key 'gird'");

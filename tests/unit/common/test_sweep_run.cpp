@@ -241,4 +241,213 @@ TEST_F(SweepRun, BadInputExitsTwoWithOneLineBeforeRunningAnything) {
   }
 }
 
+// The bug of issue 8: two sweeps started at the same moment into one folder trained every point twice,
+// and a point the other process had just finished failed with "already holds a finished run".
+TEST_F(SweepRun, TwoSweepsStartedTogetherTrainEachPointOnce) {
+  std::string sweep = write_sweep("grid: {train.steps: [300], seed: [1, 2, 3, 4, 5, 6]}\n");
+  const std::string other_out = (dir_ / "other.txt").string();
+  pid_t a = start({"--config", sweep, "--workers", "1"});
+  std::vector<std::string> argv = {kSweepExe,   "--out",      (dir_ / "sweep").string(),
+                                   "--trainer", kFakeTrainer, "--config",
+                                   sweep,       "--workers",  "1"};
+  pid_t b = ::fork();
+  if (b == 0) {
+    std::vector<char*> cargv;
+    for (auto& x : argv) cargv.push_back(x.data());
+    cargv.push_back(nullptr);
+    if (!std::freopen(other_out.c_str(), "w", stdout) || !std::freopen(other_out.c_str(), "a", stderr))
+      ::_exit(126);
+    ::execv(cargv[0], cargv.data());
+    ::_exit(127);
+  }
+  EXPECT_EQ(wait_exit(a), 0) << slurp(dir_ / "out.txt");
+  EXPECT_EQ(wait_exit(b), 0) << slurp(other_out);
+  const std::string both = slurp(dir_ / "out.txt") + slurp(other_out);
+  EXPECT_EQ(both.find("FAILED"), std::string::npos) << both;
+  int trained_here = 0;
+  for (int seed = 1; seed <= 6; ++seed) {
+    const std::string id = "seed=" + std::to_string(seed);
+    EXPECT_EQ(calls_for(id).size(), 1u) << id << " trained more than once";
+    EXPECT_TRUE(fs::exists(dir_ / "sweep" / id / "results.json")) << id;
+    EXPECT_FALSE(fs::exists(dir_ / "sweep" / id / "claim.lock")) << id << ": claim not released";
+    auto st = nlohmann::json::parse(slurp(dir_ / "sweep" / id / "status.json"));
+    EXPECT_EQ(st["status"], "done");
+    EXPECT_EQ(st["attempt"], 1);
+    trained_here += st["pid"].get<long>() == a;
+  }
+  EXPECT_GT(trained_here, 0);  // the work was shared, not done twice
+  EXPECT_LT(trained_here, 6);
+  // Each process kept its own summary; together they account for every point.
+  EXPECT_TRUE(fs::exists(dir_ / "sweep/summary.json"));
+  int summaries = 0;
+  for (const auto& e : fs::directory_iterator(dir_ / "sweep"))
+    summaries += e.path().filename().string().rfind("summary", 0) == 0;
+  EXPECT_EQ(summaries, 2);
+  EXPECT_NE(both.find("(done by another process)"), std::string::npos) << both;
+}
+
+// Writes a claim file as another process would have.
+void write_claim(const fs::path& point, const std::string& host, long pid, long long start) {
+  fs::create_directories(point);
+  std::string boot = slurp("/proc/sys/kernel/random/boot_id");
+  while (!boot.empty() && boot.back() == '\n') boot.pop_back();
+  nlohmann::json j = {{"token", "t-" + host + "-" + std::to_string(pid)},
+                      {"host", host},
+                      {"boot_id", boot},
+                      {"pid", pid},
+                      {"process_start", start},
+                      {"since", 1.7e9},
+                      {"job", "77_1"}};
+  std::ofstream(point / "claim.lock") << j.dump() << "\n";
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+TEST_F(SweepRun, StaleClaimsAreTakenOverAndLiveOnesShownAsRunning) {
+  std::string sweep = write_sweep("grid: {seed: [1, 2]}\n");
+  // seed=1: a holder on this host whose process is gone; seed=2: a holder on another node, heartbeat fresh.
+  pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  wait_exit(dead);
+  write_claim(dir_ / "sweep/seed=1", hostname(), dead, 12345);
+  write_claim(dir_ / "sweep/seed=2", "node-that-died", 4242, 1);
+  std::ofstream(dir_ / "sweep/summary.json")
+      << R"({"name": "s", "points": [{"run_id": "seed=1", "index": 0}, {"run_id": "seed=2", "index": 1}]})";
+  std::string st = (dir_ / "status.txt").string();
+  int rc = std::system((kSweepExe + " --status " + (dir_ / "sweep").string() + " > " + st).c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 3);  // incomplete, nothing failed
+  std::string text = slurp(st);
+  EXPECT_NE(text.find("seed=1    interrupted"), std::string::npos) << text;
+  EXPECT_NE(text.find("is gone"), std::string::npos) << text;
+  EXPECT_NE(text.find("seed=2    running      node-that-died pid 4242 (Slurm job 77_1)"), std::string::npos)
+      << text;
+  // The other node stopped touching its claim 10 minutes ago: stale.
+  fs::last_write_time(dir_ / "sweep/seed=2/claim.lock",
+                      fs::last_write_time(dir_ / "sweep/seed=2/claim.lock") - std::chrono::minutes(10));
+  EXPECT_EQ(run({"--config", sweep}), 0) << slurp(dir_ / "out.txt");
+  std::string out = slurp(dir_ / "out.txt");
+  EXPECT_NE(out.find("recovered seed=1: took over a stale claim"), std::string::npos) << out;
+  EXPECT_NE(
+      out.find("recovered seed=2: took over a stale claim (node-that-died pid 4242 (Slurm job 77_1): no "
+               "heartbeat from node-that-died for"),
+      std::string::npos)
+      << out;
+  EXPECT_EQ(calls_for("seed=1").size(), 1u);
+  EXPECT_EQ(calls_for("seed=2").size(), 1u);
+  rc = std::system((kSweepExe + " --status " + (dir_ / "sweep").string() + " > " + st).c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 0) << slurp(st);
+}
+
+TEST_F(SweepRun, SigtermCheckpointsRunningPointsAndTheRerunResumesThem) {
+  // Two 20-second points run at once, a third waits.
+  std::string sweep = write_sweep("grid: {train.steps: [20000], seed: [1, 2, 3]}\n");
+  pid_t pid = start({"--config", sweep, "--workers", "2"});
+  const fs::path s1 = dir_ / "sweep/seed=1", s2 = dir_ / "sweep/seed=2";
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!(fs::exists(s1 / "pid") && fs::exists(s2 / "pid")) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // both trainers are in their sleep
+  auto t0 = std::chrono::steady_clock::now();
+  ::kill(pid, SIGTERM);
+  EXPECT_EQ(wait_exit(pid), 75) << slurp(dir_ / "out.txt");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));  // did not wait for the points
+  std::string out = slurp(dir_ / "out.txt");
+  EXPECT_NE(out.find("interrupted seed=1"), std::string::npos) << out;
+  EXPECT_EQ(out.find("FAILED"), std::string::npos) << out;
+  auto s = summary();
+  EXPECT_EQ(s["counts"]["interrupted"], 2);
+  EXPECT_EQ(s["counts"]["pending"], 1);
+  EXPECT_EQ(s["counts"]["failed"], 0);
+  for (const auto& dir : {s1, s2}) {
+    auto st = nlohmann::json::parse(slurp(dir / "status.json"));
+    EXPECT_EQ(st["status"], "interrupted");
+    EXPECT_EQ(st["exit_code"], 75);
+    EXPECT_FALSE(fs::exists(dir / "claim.lock"));
+  }
+  std::string st = (dir_ / "status.txt").string();
+  int rc = std::system((kSweepExe + " --status " + (dir_ / "sweep").string() + " > " + st).c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 3);
+  EXPECT_NE(slurp(st).find("0 done, 0 running, 2 interrupted, 0 failed, 1 pending"), std::string::npos)
+      << slurp(st);
+
+  ::setenv("FAKE_TRAINER_SCALE", "0", 1);
+  EXPECT_EQ(run({"--config", sweep, "--workers", "2"}), 0) << slurp(dir_ / "out.txt");
+  for (const auto& id : {"seed=1", "seed=2"}) {
+    auto calls = calls_for(id);
+    ASSERT_EQ(calls.size(), 2u) << id;
+    EXPECT_NE(calls[1].find("--resume"), std::string::npos) << calls[1];
+    EXPECT_EQ(nlohmann::json::parse(slurp(dir_ / "sweep" / id / "status.json"))["attempt"], 2);
+  }
+  EXPECT_EQ(calls_for("seed=3").size(), 1u);
+  rc = std::system((kSweepExe + " --status " + (dir_ / "sweep").string() + " > " + st).c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 0) << slurp(st);
+}
+
+TEST_F(SweepRun, StatusReportsRealFailuresWithExitCodeOne) {
+  std::string sweep = write_sweep("grid: {seed: [1, 666]}\n");
+  EXPECT_EQ(run({"--config", sweep, "--shard", "1/2"}), 1);
+  std::string st = (dir_ / "status.txt").string();
+  int rc = std::system((kSweepExe + " --status " + (dir_ / "sweep").string() + " > " + st).c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 1);
+  std::string text = slurp(st);
+  EXPECT_NE(text.find("seed=666  failed       exit 1 on "), std::string::npos) << text;
+  EXPECT_NE(text.find("loss became NaN at step 3"), std::string::npos) << text;
+  // The other shard has not run: its point is unknown to this folder yet, so only the failure is listed.
+  EXPECT_NE(text.find("1 points: 0 done, 0 running, 0 interrupted, 1 failed, 0 pending"), std::string::npos)
+      << text;
+  // Not a sweep folder / bad usage: exit 2, one line.
+  rc = std::system((kSweepExe + " --status " + dir_.string() + "/nonexistent 2> " + st).c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 2);
+  EXPECT_NE(slurp(st).find("nonexistent: no such sweep folder"), std::string::npos);
+}
+
+TEST_F(SweepRun, SubmitWritesAnArrayScriptWhoseTasksRunTheShards) {
+  std::string sweep = write_sweep("grid: {seed: [1, 2, 3]}\n");
+  // A stand-in sbatch: records its arguments, prints a job id.
+  const fs::path bin = dir_ / "bin";
+  fs::create_directories(bin);
+  std::ofstream(bin / "sbatch") << "#!/bin/sh\necho \"$@\" > " << (dir_ / "sbatch.args").string()
+                                << "\necho 4711\n";
+  fs::permissions(bin / "sbatch", fs::perms::owner_all);
+  const std::string path = bin.string() + ":" + std::getenv("PATH");
+  ::setenv("PATH", path.c_str(), 1);
+  EXPECT_EQ(run({"--config", sweep, "--submit", "slurm", "--tasks", "2", "--workers", "2",
+                 "--sbatch-arg=--partition=cpu", "--sbatch-arg=--time=1:00:00"}),
+            0)
+      << slurp(dir_ / "out.txt");
+  std::string out = slurp(dir_ / "out.txt");
+  EXPECT_NE(out.find("submitted job array 4711: 2 task(s) x 2 CPU(s)"), std::string::npos) << out;
+  std::string args = slurp(dir_ / "sbatch.args");
+  EXPECT_EQ(args.rfind("--parsable --partition=cpu --time=1:00:00 ", 0), 0u) << args;
+  std::string script_path = args.substr(args.rfind(' ') + 1);
+  script_path.pop_back();  // newline
+  std::string script = slurp(script_path);
+  for (const char* line :
+       {"#SBATCH --array=0-1\n", "#SBATCH --cpus-per-task=2\n", "#SBATCH --requeue\n",
+        "#SBATCH --signal=B:USR1@120\n", "--shard \"$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT\""})
+    EXPECT_NE(script.find(line), std::string::npos) << line << "\n" << script;
+  EXPECT_FALSE(fs::exists(dir_ / "sweep/seed=1")) << "submitting runs nothing here";
+
+  // Run the script as Slurm would run task 1 of 2 (fake trainer): it runs shard 1/2 = point seed=2.
+  std::string cmd = "cd " + dir_.string() + " && SLURM_ARRAY_JOB_ID=4711 SLURM_ARRAY_TASK_ID=1 " +
+                    "SLURM_ARRAY_TASK_COUNT=2 bash " + script_path + " > task1.txt 2>&1";
+  EXPECT_NE(script.find(" --trainer '" + kFakeTrainer + "'"), std::string::npos) << script;
+  EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 0) << slurp(dir_ / "task1.txt");
+  EXPECT_EQ(calls_for("seed=2").size(), 1u);
+  EXPECT_EQ(calls_for("seed=1").size(), 0u);
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir_ / "sweep/seed=2/status.json"))["job"], "4711_1");
+  EXPECT_TRUE(fs::exists(dir_ / "sweep/summary.shard-1-of-2.json"));
+
+  // Bad submissions: exit 2 before anything is written.
+  EXPECT_EQ(run({"--config", sweep, "--submit", "slurm", "--tasks", "4"}), 2);
+  EXPECT_NE(slurp(dir_ / "out.txt").find("--tasks 4: expected 1..3"), std::string::npos);
+  EXPECT_EQ(run({"--config", sweep, "--submit", "pbs", "--tasks", "1"}), 2);
+  EXPECT_EQ(run({"--config", sweep, "--tasks", "2"}), 2);
+  EXPECT_NE(slurp(dir_ / "out.txt").find("need --submit slurm"), std::string::npos);
+}
+
 }  // namespace

@@ -1,0 +1,170 @@
+#!/usr/bin/python3
+"""Figures for the README's Findings, drawn from xsa-inspect's own JSON (the numbers of the tables, not a
+second implementation of the statistics).
+
+Usage: scripts/plot_findings.py PATH... --out DIR [--inspect build/xsa-inspect]
+
+Runs `xsa-inspect PATH... --format json` and writes into DIR every figure whose section has rows:
+  improvement_vs_budget.png  mean improvement % vs training steps (log axis) with 95% CI bars, per λ
+  eval_delta_curve.png       paired Δ val loss (variant − baseline) along training with its 95% CI band,
+                             per λ and budget
+  improvement_vs_seq_len.png mean improvement % vs T with 95% CI bars, per λ and tokens per step
+  bias_init_vs_end.png       per layer: cos(y,v), cos(z,v), a_ii and value cosine of the baseline and the
+                             variant, at initialisation and at the end (mean ± 95% CI over seeds)
+Exit code 2 with one line on bad input. Uses Debian's python3-matplotlib (/usr/bin/python3).
+"""
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+try:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:
+    sys.exit(f"plot_findings: error: {sys.executable} has no matplotlib; run it with /usr/bin/python3 "
+             "(Debian's python3-matplotlib: apt-get install python3-matplotlib)")
+
+
+def inspect_json(exe, paths):
+    proc = subprocess.run([exe, *paths, "--format", "json"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        print(f"plot_findings: error: xsa-inspect: {proc.stderr.strip()}", file=sys.stderr)
+        sys.exit(proc.returncode or 2)
+    return json.loads(proc.stdout)
+
+
+def lam_label(row):
+    lam = row["lambda"]
+    return ("XSA (λ=1)" if lam == "1" else f"λ={lam}") if lam[0].isdigit() else lam
+
+
+def ci_bars(rows, key="mean_improvement_pct", low="improvement_ci_low", high="improvement_ci_high"):
+    ys = [r[key] for r in rows]
+    lo = [r[key] - r[low] if r[low] is not None else 0 for r in rows]
+    hi = [r[high] - r[key] if r[high] is not None else 0 for r in rows]
+    return ys, [lo, hi]
+
+
+def save(fig, out, name):
+    path = os.path.join(out, name)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    print(f"plot_findings: wrote {path}")
+
+
+def improvement_vs_budget(doc, out):
+    rows = doc.get("by_budget", [])
+    if len({r["steps"] for r in rows}) < 2:
+        return
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for lam in sorted({r["lambda"] for r in rows}):
+        sel = sorted((r for r in rows if r["lambda"] == lam), key=lambda r: r["steps"])
+        ys, err = ci_bars(sel)
+        ax.errorbar([r["steps"] for r in sel], ys, yerr=err, marker="o", capsize=4, label=lam_label(sel[0]))
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("training steps (32 × 128 tokens each)")
+    ax.set_ylabel("val-loss improvement over SA, %")
+    ax.set_title("Gain vs training budget (mean, 95% CI over seeds)")
+    ax.legend()
+    save(fig, out, "improvement_vs_budget.png")
+
+
+def eval_delta_curve(doc, out):
+    rows = doc.get("eval_curve", [])
+    if not rows:
+        return
+    fig, ax = plt.subplots(figsize=(7.2, 4.4))
+    for key in sorted({(r["lambda"], r["steps"]) for r in rows}):
+        sel = sorted((r for r in rows if (r["lambda"], r["steps"]) == key), key=lambda r: r["step"])
+        xs = [r["step"] for r in sel]
+        line, = ax.plot(xs, [r["mean_delta"] for r in sel], label=f"{lam_label(sel[0])}, {key[1]} steps")
+        lo = [r["delta_ci_low"] if r["delta_ci_low"] is not None else r["mean_delta"] for r in sel]
+        hi = [r["delta_ci_high"] if r["delta_ci_high"] is not None else r["mean_delta"] for r in sel]
+        ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.15)
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xlabel("step")
+    ax.set_ylabel("Δ val loss (variant − SA)")
+    ax.set_title("Paired val-loss difference along training (95% CI band)")
+    ax.legend(fontsize=8)
+    save(fig, out, "eval_delta_curve.png")
+
+
+def improvement_vs_seq_len(doc, out):
+    rows = doc.get("by_seq_len", [])
+    if len({r["seq_len"] for r in rows}) < 2:
+        return
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for key in sorted({(r["lambda"], r["tokens_per_step"] or 0, r["steps"]) for r in rows}, key=str):
+        sel = sorted((r for r in rows if (r["lambda"], r["tokens_per_step"] or 0, r["steps"]) == key),
+                     key=lambda r: r["seq_len"])
+        design = "tokens/step fixed" if len({r["tokens_per_step"] for r in sel}) == 1 else "batch fixed"
+        ys, err = ci_bars(sel)
+        ax.errorbar([r["seq_len"] for r in sel], ys, yerr=err, marker="o", capsize=4,
+                    label=f"{lam_label(sel[0])}, {design}, {key[2]} steps")
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("sequence length T")
+    ax.set_ylabel("val-loss improvement over SA, %")
+    ax.set_title("Gain vs context length (mean, 95% CI over seeds)")
+    ax.legend(fontsize=8)
+    save(fig, out, "improvement_vs_seq_len.png")
+
+
+METRICS = [("cos_y_v", "cos(y, v)"), ("cos_z_v", "cos(z, v)"), ("attn_diag", "a_ii"), ("value_cos", "value cosine")]
+
+
+def bias_init_vs_end(doc, out):
+    end_rows, init_rows = doc.get("bias", []), doc.get("bias_init", [])
+    fixed = [r for r in end_rows if r["lambda"] == "1"] or end_rows
+    if not fixed:
+        return
+    key = (fixed[0]["seq_len"], fixed[0]["steps"], fixed[0]["lambda"])
+    pick = lambda rows: sorted((r for r in rows if (r["seq_len"], r["steps"], r["lambda"]) == key),
+                               key=lambda r: r["layer"])
+    end, init = pick(end_rows), pick(init_rows)
+    layers = [r["layer"] for r in end]
+    fig, axes = plt.subplots(1, len(METRICS), figsize=(13, 3.6))
+    width = 0.2
+    for ax, (m, title) in zip(axes, METRICS):
+        bars = [("SA init", init, "base"), ("SA end", end, "base"), (f"{lam_label(end[0])} init", init, "var"),
+                (f"{lam_label(end[0])} end", end, "var")]
+        for i, (label, rows, side) in enumerate(bars):
+            if not rows:
+                continue
+            ys = [r[f"{side}_{m}"] for r in rows]
+            err = [r[f"{side}_{m}_ci"] or 0 for r in rows]
+            ax.bar([l + (i - 1.5) * width for l in layers], ys, width, yerr=err, capsize=3, label=label)
+        ax.set_xticks(layers)
+        ax.set_xticklabels([f"layer {l}" for l in layers])
+        ax.set_title(title)
+        ax.axhline(0, color="grey", lw=0.8)
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"Bias metrics at init and after {key[1]} steps (T={key[0]}; mean ± 95% CI over seeds)")
+    save(fig, out, "bias_init_vs_end.png")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("paths", nargs="+", help="results.json files or folders, as for xsa-inspect")
+    ap.add_argument("--out", required=True, help="folder for the PNG files (created if missing)")
+    root = pathlib.Path(__file__).resolve().parent.parent
+    ap.add_argument("--inspect", default=str(root / "build" / "xsa-inspect"), help="xsa-inspect executable")
+    args = ap.parse_args()
+    if not os.access(args.inspect, os.X_OK):
+        sys.exit(f"plot_findings: error: {args.inspect}: xsa-inspect not built (scripts/build.sh) or not executable")
+    doc = inspect_json(args.inspect, args.paths)
+    os.makedirs(args.out, exist_ok=True)
+    for plot in (improvement_vs_budget, eval_delta_curve, improvement_vs_seq_len, bias_init_vs_end):
+        plot(doc, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Keeps the README's result tables equal to what xsa-inspect prints from the committed results/.
+
+A generated block in README.md is delimited by two HTML comments; the first names the xsa-inspect arguments:
+
+    <!-- xsa-inspect results/budget_300 results/budget_1200 --section by_budget -->
+    | ... the markdown table xsa-inspect printed ... |
+    <!-- /xsa-inspect -->
+
+`--check` (the CTest readme.tables_match_results) reruns every block's command and fails, showing a diff, when a
+block differs; `--update` rewrites the blocks. Section headings ("## ...") of xsa-inspect's output are left out
+so the README keeps its own headings. Standard library only: runs under any python3.
+"""
+import argparse
+import difflib
+import pathlib
+import re
+import shlex
+import subprocess
+import sys
+
+BLOCK = re.compile(r"(<!-- xsa-inspect (?P<args>[^\n]*?) -->\n)(?P<body>.*?)(<!-- /xsa-inspect -->)", re.S)
+
+
+def inspect_output(exe, args, cwd):
+    cmd = [str(exe)] + shlex.split(args) + ["--format", "markdown"]
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"readme_tables: error: `{' '.join(cmd)}` exited {proc.returncode}: {proc.stderr.strip()}")
+    lines = [l for l in proc.stdout.splitlines() if not l.startswith("## ")]
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    text = "\n".join(lines)
+    text = re.sub(r"\n\n+", "\n\n", text)
+    return text + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--check", action="store_true", help="fail if a block differs from xsa-inspect's output")
+    mode.add_argument("--update", action="store_true", help="rewrite the blocks from xsa-inspect's output")
+    ap.add_argument("--readme", default=None, help="README path (default: the repository's README.md)")
+    ap.add_argument("--inspect", default=None, help="xsa-inspect executable (default: build/xsa-inspect)")
+    args = ap.parse_args()
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    readme = pathlib.Path(args.readme) if args.readme else root / "README.md"
+    exe = pathlib.Path(args.inspect) if args.inspect else root / "build" / "xsa-inspect"
+    if not exe.exists():
+        sys.exit(f"readme_tables: error: {exe}: xsa-inspect not built (run scripts/build.sh or pass --inspect)")
+    text = readme.read_text(encoding="utf-8")
+    blocks = list(BLOCK.finditer(text))
+    if not blocks:
+        sys.exit(f"readme_tables: error: {readme}: no <!-- xsa-inspect ... --> blocks found")
+
+    failures = []
+    out, pos = [], 0
+    for m in blocks:
+        want = inspect_output(exe, m.group("args"), root)
+        if m.group("body") != want:
+            failures.append((m.group("args"), m.group("body"), want))
+        out.append(text[pos:m.start("body")] + want)
+        pos = m.end("body")
+    out.append(text[pos:])
+
+    if args.update:
+        new = "".join(out)
+        if new != text:
+            tmp = readme.with_suffix(".md.tmp")
+            tmp.write_text(new, encoding="utf-8")
+            tmp.replace(readme)
+        print(f"readme_tables: {len(blocks)} blocks, {len(failures)} updated")
+        return 0
+    for cmd, have, want in failures:
+        print(f"README block `xsa-inspect {cmd}` differs from xsa-inspect's output:")
+        sys.stdout.writelines(difflib.unified_diff(have.splitlines(True), want.splitlines(True), "README", "xsa-inspect"))
+    print(f"readme_tables: {len(blocks)} blocks checked, {len(failures)} differ")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

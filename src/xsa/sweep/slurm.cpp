@@ -1,0 +1,137 @@
+#include "xsa/sweep/slurm.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <sstream>
+
+#include "xsa/util/error.h"
+#include "xsa/util/fs.h"
+
+namespace fs = std::filesystem;
+
+namespace xsa {
+namespace {
+
+// Single-quoted for bash.
+std::string quoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs argv, returns (exit code, stdout + stderr).
+std::pair<int, std::string> run_capture(const std::vector<std::string>& argv) {
+  int pipefd[2];
+  if (::pipe(pipefd) != 0) throw RuntimeFailure(std::string("pipe failed (") + std::strerror(errno) + ")");
+  pid_t pid = ::fork();
+  if (pid < 0) throw RuntimeFailure(std::string("fork failed (") + std::strerror(errno) + ")");
+  if (pid == 0) {
+    ::dup2(pipefd[1], STDOUT_FILENO);
+    ::dup2(pipefd[1], STDERR_FILENO);
+    ::close(pipefd[0]);
+    ::close(pipefd[1]);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    dprintf(STDERR_FILENO, "cannot run %s: %s\n", args[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  ::close(pipefd[1]);
+  std::string output;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(pipefd[0], buf, sizeof buf)) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    output.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(pipefd[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), output};
+}
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+std::string slurm_array_script(const SlurmSubmission& s) {
+  std::ostringstream o;
+  o << "#!/bin/bash\n"
+    << "# Written by xsa-sweep --submit slurm: array task K runs shard K/N of sweep '" << s.sweep_name
+    << "'\n# into one shared folder (README \"Scale-out\"). Resubmitting it is safe: points are claimed.\n"
+    << "#SBATCH --job-name=xsa-" << s.sweep_name << "\n"
+    << "#SBATCH --array=0-" << s.tasks - 1 << "\n"
+    << "#SBATCH --ntasks=1\n"
+    << "# " << s.workers << " point(s) at once x 1 thread each (every point runs with runtime.threads=1)\n"
+    << "#SBATCH --cpus-per-task=" << s.workers << "\n"
+    << "#SBATCH --chdir=" << s.workdir << "\n"
+    << "#SBATCH --output=" << s.out_dir << "/slurm/%A_%a.out\n"
+    << "#SBATCH --open-mode=append\n"
+    << "#SBATCH --requeue\n"
+    << "#SBATCH --signal=B:USR1@120\n"
+    << "# scancel and preemption send SIGTERM to every process: the sweep forwards it to its trainers, "
+       "which\n"
+    << "# write a checkpoint and stop (exit 75); a later run resumes those points bit-identically. USR1, 120 "
+       "s\n"
+    << "# before the time limit, does the same and then requeues this task.\n"
+    << "requeue=0\n"
+    << "trap 'requeue=1; kill -TERM \"$pid\" 2>/dev/null' USR1\n"
+    << "trap 'kill -TERM \"$pid\" 2>/dev/null' TERM\n"
+    << quoted(s.sweep_exe) << " --config " << quoted(s.sweep_file) << " --out " << quoted(s.out_dir)
+    << " \\\n  --workers " << s.workers << " --trainer " << quoted(s.trainer)
+    << " --shard \"$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT\" &\n"
+    << "pid=$!\n"
+    << "# wait returns early when a trap runs: wait again until the sweep has really ended.\n"
+    << "wait \"$pid\"; rc=$?\n"
+    << "while kill -0 \"$pid\" 2>/dev/null; do wait \"$pid\"; rc=$?; done\n"
+    << "wait \"$pid\" 2>/dev/null; last=$?; [ \"$last\" -ne 127 ] && rc=$last\n"
+    << "if [ \"$rc\" -eq 75 ] && [ \"$requeue\" -eq 1 ]; then\n"
+    << "  scontrol requeue \"${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}\"\n"
+    << "fi\n"
+    << "exit \"$rc\"\n";
+  return o.str();
+}
+
+int submit_slurm_array(const SlurmSubmission& s, std::ostream& out) {
+  const std::string slurm_dir = (fs::path(s.out_dir) / "slurm").string();
+  make_directories(slurm_dir);
+  std::time_t now = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+  const std::string script =
+      slurm_dir + "/" + s.sweep_name + "-" + stamp + "-" + std::to_string(::getpid()) + ".sbatch";
+  write_file_atomic(script, slurm_array_script(s));
+  std::vector<std::string> argv = {"sbatch", "--parsable"};
+  argv.insert(argv.end(), s.sbatch_args.begin(), s.sbatch_args.end());
+  argv.push_back(script);
+  auto [rc, output] = run_capture(argv);
+  output = trimmed(output);
+  if (rc != 0) {
+    if (auto nl = output.rfind('\n'); nl != std::string::npos) output = output.substr(nl + 1);
+    throw RuntimeFailure("sbatch failed (exit " + std::to_string(rc) + "): " + output + " [script " + script +
+                         "]");
+  }
+  // --parsable prints "jobid" or "jobid;cluster" (possibly after warnings).
+  std::string job = output.substr(output.rfind('\n') == std::string::npos ? 0 : output.rfind('\n') + 1);
+  job = job.substr(0, job.find(';'));
+  out << "submitted job array " << job << ": " << s.tasks << " task(s) x " << s.workers << " CPU(s), script "
+      << script << "\n"
+      << "follow it:  squeue -j " << job << "   |   " << s.sweep_exe << " --status " << s.out_dir << "\n"
+      << "task logs:  " << slurm_dir << "/" << job << "_<task>.out\n";
+  out << "job_id=" << job << "\n";
+  return kExitOk;
+}
+
+}  // namespace xsa

@@ -1,0 +1,33 @@
+#pragma once
+// `xsa-sweep --status DIR`: the state of every point of a sweep folder, merged across shards and
+// processes from what is on disk (results.json, the point's claim and status.json, every summary*.json).
+// Torch-free.
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace xsa {
+
+struct PointStatus {
+  std::string run_id;
+  std::string state;   // done | running | interrupted | failed | pending
+  std::string detail;  // who runs it, why it failed, ...
+};
+
+struct SweepStatus {
+  std::string dir;
+  std::string name;  // from the summaries
+  std::vector<PointStatus> points;
+  int count(const std::string& state) const;
+};
+
+// InputError if DIR is not a sweep folder (no summary*.json and no point folders).
+SweepStatus collect_sweep_status(const std::string& dir);
+
+// One line per point and a count line; returns the exit code: 0 every point done, 1 some point failed,
+// 3 none failed but some are running, interrupted or pending.
+int print_sweep_status(const SweepStatus& status, std::ostream& out);
+
+constexpr int kExitIncomplete = 3;
+
+}  // namespace xsa
