@@ -3,6 +3,9 @@
 # rerunning skips finished points and resumes unfinished ones from their checkpoints, so a later session
 # (or machine) continues where this one stopped. Each sweep invocation's wall time is appended to
 # results/science_runs.jsonl. Commit finished points with scripts/commit_science.sh.
+# Run it from a checkout nobody edits or rebuilds meanwhile (e.g. a git worktree of its own): every point starts
+# build/xsa-train with configs/default.yaml afresh, so a config key added by a newer commit before the binary is
+# rebuilt fails the points that start in between (seen here: 19 points failed in seconds, "unknown key").
 #
 # Usage: scripts/run_science.sh [--lanes 2|1] [--only NAME[,NAME...]]
 #   --lanes 2 (default): two sweeps side by side with one worker each (a 2-core machine), in two queues
