@@ -41,7 +41,10 @@ for name in "${targets[@]}"; do
   [ -f "fuzz/dict/$name.dict" ] && dict=(-dict="fuzz/dict/$name.dict")
   log="$build/fuzz_$name.log"
   rc=0
-  "$build/fuzz/fuzz_$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256 \
+  # CI uses a fixed seed so the same commit explores the same inputs (a local campaign draws a new seed).
+  seed=()
+  [ "${CI:-}" = true ] && seed=(-seed=1)
+  "$build/fuzz/fuzz_$name" "${seed[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256 \
     -max_len=4096 -print_final_stats=1 -artifact_prefix="$build/artifacts/$name-" "${dict[@]}" \
     "$build/corpus/$name" "fuzz/corpus/$name" >"$log" 2>&1 || rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

@@ -495,6 +495,14 @@ Config parse_config(const std::string& yaml_text, const std::string& source,
     throw InputError(source + ":" + std::to_string(line) + ": byte " + std::to_string(bad) +
                      " is not UTF-8, expected UTF-8 text");
   }
+  // A NUL byte makes yaml-cpp guess UTF-16/32 and decode the text into invalid UTF-8 (found by fuzzing);
+  // YAML text never contains one.
+  if (auto nul = yaml_text.find('\0'); nul != std::string::npos)
+    throw InputError(source + ": byte " + std::to_string(nul) + " is a NUL byte, expected UTF-8 text");
+  for (const auto& o : overrides)
+    if (o.find('\0') != std::string::npos)
+      throw InputError(source + ": --set " + o.substr(0, o.find('=')) +
+                       "=...: contains a NUL byte, expected UTF-8 text");
   for (const auto& o : overrides) {
     if (find_invalid_utf8(o) == std::string::npos) continue;
     std::string key = o.substr(0, o.find('='));
@@ -522,6 +530,15 @@ Config parse_config(const std::string& yaml_text, const std::string& source,
     throw InputError(source + ":" + std::to_string(e.mark.line + 1) + ": invalid config: " + e.msg);
   }
   cross_check(c, ctx);
+  // Defensive: yaml-cpp refuses bad \U and surrogate escapes itself (tested), but any other path to text that
+  // is not UTF-8 must be bad input here, not a crash when results.json is written.
+  try {
+    (void)config_to_json(c).dump();
+  } catch (const nlohmann::json::type_error&) {
+    throw InputError(source +
+                     ": a text value decodes to invalid UTF-8 (check escapes such as \\U), expected "
+                     "UTF-8 text");
+  }
   return c;
 }
 

@@ -331,6 +331,17 @@ TEST(ConfigErrors, TextThatIsNotUtf8) {
   EXPECT_EQ(error_of("name: caf\xC3\xA9\n"), "");
 }
 
+// Found by fuzz_config: NUL bytes make yaml-cpp decode the text as UTF-32 into invalid UTF-8, and a \U escape
+// beyond U+10FFFF decodes to bytes that are not UTF-8; both must be bad input, not a crash when JSON is
+// written.
+TEST(ConfigErrors, TextThatDecodesToInvalidUtf8) {
+  expect_error("", "--set name=...: contains a NUL byte",
+               {std::string("name=\x01\x00\x00\x00tetraind name\"", 22)});
+  expect_error(std::string("name: a\0b\n", 10), "byte 7 is a NUL byte");
+  expect_error("name: \"\\U0011FFFF\"\n", "invalid unicode");  // yaml-cpp refuses this one itself
+  expect_error("name: \"\\uD800\"\n", "invalid unicode");      // and a lone surrogate
+}
+
 TEST(ConfigErrors, BadOverrides) {
   expect_error("", "train.steps", {"train.steps"}, "expected key=value");
   expect_error("", "=5", {"=5"}, "expected key=value");
