@@ -4,6 +4,7 @@
 
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
+#include "xsa/util/utf8.h"
 
 namespace xsa {
 namespace {
@@ -37,39 +38,11 @@ std::vector<PieceType> infer_types(const std::vector<std::string>& pieces) {
   return types;
 }
 
-// Length of the valid UTF-8 sequence at the start of `bytes`, 0 if it is not valid.
-std::size_t valid_utf8_prefix(const std::string& bytes, std::size_t at) {
-  auto byte = [&](std::size_t i) { return static_cast<unsigned char>(bytes[i]); };
-  unsigned char c = byte(at);
-  std::size_t length;
-  std::uint32_t code_point;
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF) {
-    length = 2, code_point = c & 0x1F;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    length = 3, code_point = c & 0x0F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    length = 4, code_point = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (at + length > bytes.size()) return 0;
-  for (std::size_t k = 1; k < length; ++k) {
-    if ((byte(at + k) & 0xC0) != 0x80) return 0;
-    code_point = (code_point << 6) | (byte(at + k) & 0x3F);
-  }
-  if ((length == 3 && code_point < 0x800) || (length == 4 && code_point < 0x10000) ||
-      (code_point >= 0xD800 && code_point <= 0xDFFF) || code_point > 0x10FFFF) {
-    return 0;
-  }
-  return length;
-}
-
 // Appends a run of byte-fallback bytes as text: valid UTF-8 as is, each invalid byte as U+FFFD.
 void append_bytes_as_utf8(const std::string& bytes, std::string& out) {
   std::size_t at = 0;
   while (at < bytes.size()) {
-    std::size_t length = valid_utf8_prefix(bytes, at);
+    std::size_t length = utf8_sequence_length(bytes, at);
     if (length == 0) {
       out += kReplacementCharacter;
       at += 1;

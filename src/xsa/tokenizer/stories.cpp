@@ -49,43 +49,6 @@ void read_json_stories(const std::string& path, const std::string& content, Stor
 
 }  // namespace
 
-std::size_t find_invalid_utf8(std::string_view text) {
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  const std::size_t n = text.size();
-  std::size_t i = 0;
-  while (i < n) {
-    const unsigned char c = s[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t length;
-    std::uint32_t code_point;
-    if (c >= 0xC2 && c <= 0xDF) {
-      length = 2;
-      code_point = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      length = 3;
-      code_point = c & 0x0F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      length = 4;
-      code_point = c & 0x07;
-    } else {
-      return i;  // a continuation byte without a lead byte, an overlong 2-byte lead, or > U+10FFFF
-    }
-    if (i + length > n) return i;
-    for (std::size_t k = 1; k < length; ++k) {
-      if ((s[i + k] & 0xC0) != 0x80) return i;
-      code_point = (code_point << 6) | (s[i + k] & 0x3F);
-    }
-    const bool overlong = (length == 3 && code_point < 0x800) || (length == 4 && code_point < 0x10000);
-    const bool surrogate = code_point >= 0xD800 && code_point <= 0xDFFF;
-    if (overlong || surrogate || code_point > 0x10FFFF) return i;
-    i += length;
-  }
-  return std::string_view::npos;
-}
-
 std::string_view trim_ascii_whitespace(std::string_view text) {
   std::size_t begin = 0, end = text.size();
   while (begin < end && is_ascii_space(text[begin])) ++begin;

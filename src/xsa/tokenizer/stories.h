@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "xsa/util/utf8.h"  // find_invalid_utf8: stories must be UTF-8
+
 namespace xsa {
 
 inline constexpr std::string_view kStorySeparator = "<|endoftext|>";
@@ -27,10 +29,6 @@ struct StoryFile {
   std::vector<std::string_view> stories;
   std::shared_ptr<const std::string> storage;
 };
-
-// Offset of the first byte that does not start/continue valid UTF-8 (overlong forms, surrogates and code
-// points above U+10FFFF are invalid), or std::string_view::npos if the text is valid.
-std::size_t find_invalid_utf8(std::string_view text);
 
 // Removes leading/trailing ASCII whitespace (space, \t, \n, \r, \v, \f).
 std::string_view trim_ascii_whitespace(std::string_view text);
