@@ -17,6 +17,7 @@
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
 #include "xsa/util/utf8.h"
+#include "xsa/util/yaml_text.h"
 
 namespace xsa {
 
@@ -489,16 +490,7 @@ Config parse_config(const std::string& yaml_text, const std::string& source,
                     const std::vector<std::string>& overrides) {
   Context ctx;
   ctx.source = source;
-  // YAML is Unicode text, and every string read here is later written as JSON, which must be UTF-8.
-  if (auto bad = find_invalid_utf8(yaml_text); bad != std::string::npos) {
-    const auto line = std::count(yaml_text.begin(), yaml_text.begin() + bad, '\n') + 1;
-    throw InputError(source + ":" + std::to_string(line) + ": byte " + std::to_string(bad) +
-                     " is not UTF-8, expected UTF-8 text");
-  }
-  // A NUL byte makes yaml-cpp guess UTF-16/32 and decode the text into invalid UTF-8 (found by fuzzing);
-  // YAML text never contains one.
-  if (auto nul = yaml_text.find('\0'); nul != std::string::npos)
-    throw InputError(source + ": byte " + std::to_string(nul) + " is a NUL byte, expected UTF-8 text");
+  require_yaml_text(yaml_text, source);
   for (const auto& o : overrides)
     if (o.find('\0') != std::string::npos)
       throw InputError(source + ": --set " + o.substr(0, o.find('=')) +

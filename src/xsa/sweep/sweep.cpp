@@ -14,7 +14,7 @@
 #include "xsa/config/config.h"
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
-#include "xsa/util/utf8.h"
+#include "xsa/util/yaml_text.h"
 
 namespace fs = std::filesystem;
 
@@ -123,12 +123,7 @@ void check_key(const std::string& path, const std::string& section, const std::s
 }  // namespace
 
 SweepSpec parse_sweep(const std::string& yaml_text, const std::string& path) {
-  // Values end up in summary.json, which must be UTF-8 (and YAML is Unicode text anyway).
-  if (auto bad = find_invalid_utf8(yaml_text); bad != std::string::npos) {
-    const auto line = std::count(yaml_text.begin(), yaml_text.begin() + bad, '\n') + 1;
-    throw InputError(path + ":" + std::to_string(line) + ": byte " + std::to_string(bad) +
-                     " is not UTF-8, expected UTF-8 text");
-  }
+  require_yaml_text(yaml_text, path);  // values end up in summary.json
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);

@@ -213,6 +213,10 @@ TEST(SweepErrors, BadSweepFiles) {
   // Found by fuzz/fuzz_sweep: a value that is not UTF-8 made writing summary.json throw nlohmann's
   // type_error.
   expect_error(base + "grid: {seed: [1\xD7\xDF\xCD, 2]}", ":2: byte ");
+  // Found by fuzz_sweep (as fuzz_config before it): a NUL byte made yaml-cpp decode the file as UTF-16/32
+  // into invalid UTF-8, the same type_error.
+  expect_error(base + std::string("grid: {seed: [1, 2]}\n\0", 22), ":3: byte ");
+  expect_error(std::string("\0\0\0b", 4) + base + "grid: {seed: [1, 2]}", "byte 0 is a NUL byte");
   // A small file must not expand into billions of points (memory and time): 10^10 here.
   std::string huge = base + "grid:\n";
   for (const char* key : {"seed", "train.steps", "train.lr", "train.batch_size", "data.seq_len",
