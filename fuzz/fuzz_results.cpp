@@ -1,5 +1,5 @@
-// Fuzzes the results.json reader (parse_results_text) and what xsa-inspect does with an accepted file:
-// every table in every format.
+// Fuzzes the results.json reader (parse_results on the file text) and what xsa-inspect does with an accepted
+// file: every table in every format.
 #include "fuzz_common.h"
 #include "xsa/report/results.h"
 #include "xsa/report/tables.h"
@@ -7,7 +7,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   xsa::report::ExperimentResult result;
   try {
-    result = xsa::report::parse_results_text(xsa::fuzz::as_text(data, size), "runs/fuzz/results.json");
+    result = xsa::report::parse_results(xsa::fuzz::as_text(data, size), "runs/fuzz/results.json");
   } catch (const xsa::InputError&) {
     return 0;
   }

@@ -22,12 +22,19 @@ import os
 import sys
 from collections import defaultdict
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:  # e.g. a pyenv python3 first on PATH: one line, not a traceback
+    sys.exit("plot_results.py: error: %s has no matplotlib; run /usr/bin/python3 scripts/plot_results.py "
+             "(Debian's python3-matplotlib; apt-get install python3-matplotlib)" % sys.executable)
 
 matplotlib.use("Agg")  # headless: no display on compute nodes
 import matplotlib.pyplot as plt  # noqa: E402
 
 SCHEMA = "xsa.results/1"
+# The per-layer bias metrics of results.json (src/xsa/report/bias_metrics.h: kBiasMetrics), key and label.
+BIAS_METRICS = (("cos_y_v", "cos(y,v)"), ("cos_z_v", "cos(z,v)"), ("attn_diag", "attn_diag"),
+                ("value_cos", "value_cos"))
 
 
 class InputError(Exception):
@@ -126,15 +133,33 @@ def load_results(path):
     try:
         seq_len = int(doc["config"]["data"]["seq_len"])
         for i, run in enumerate(doc["runs"]):
-            for key in ("variant", "final"):
-                if key not in run:
-                    raise InputError("%s: missing key runs[%d].%s" % (path, i, key))
-    except (KeyError, TypeError) as e:
-        raise InputError("%s: missing key %s" % (path, e))
+            check_run(run, "%s: runs[%d]" % (path, i))
+    except (KeyError, TypeError, ValueError) as e:
+        raise InputError("%s: missing or mistyped key %s" % (path, e))
     doc["_seq_len"] = seq_len
     doc["_path"] = path
     doc["_log"] = read_log(os.path.join(os.path.dirname(path), "log.jsonl"))
     return doc
+
+
+def need(obj, key, where):
+    if not isinstance(obj, dict) or key not in obj:
+        raise InputError("%s: missing key %s" % (where, key))
+    return obj[key]
+
+
+def check_run(run, where):
+    """The keys the plots read, so a renamed field is one clear line instead of a KeyError deep inside."""
+    need(run, "variant", where)
+    need(need(run, "final", where), "val_loss", where + ".final")
+    for i, point in enumerate(run.get("eval") or []):
+        for key in ("step", "val_loss"):
+            need(point, key, "%s.eval[%d]" % (where, i))
+    for i, point in enumerate(run.get("bias") or []):
+        need(point, "step", "%s.bias[%d]" % (where, i))
+        for j, layer in enumerate(need(point, "layers", "%s.bias[%d]" % (where, i))):
+            for key in ("layer",) + tuple(k for k, _ in BIAS_METRICS):
+                need(layer, key, "%s.bias[%d].layers[%d]" % (where, i, j))
 
 
 def read_log(path):
@@ -214,11 +239,8 @@ def plot_loss_curves(experiments, out):
         ax.set_yscale("log")  # the early drop dwarfs the late differences between variants otherwise
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=8)
-    fig.suptitle("Train (dashed) and validation (solid) loss, mean over seeds")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "loss_curves.png"), dpi=110)
-    plt.close(fig)
-    return None
+    return save_figure(fig, os.path.join(out, "loss_curves.png"),
+                       "Train (dashed) and validation (solid) loss, mean over seeds")
 
 
 def comparisons(experiments):
@@ -272,6 +294,13 @@ def save_improvement_plot(fig, ax, xlabel, title, path):
     ax.set_title(title + " (mean, 95% t CI over seeds)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
+    return save_figure(fig, path)
+
+
+def save_figure(fig, path, suptitle=None):
+    """Title, layout, PNG file, and the figure's memory back; None = "written" for main()."""
+    if suptitle:
+        fig.suptitle(suptitle)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -301,14 +330,17 @@ def plot_improvement_vs_seq_len(experiments, out):
                                  os.path.join(out, "improvement_vs_seq_len.png"))
 
 
+COSINES = ("cos_y_v", "cos_z_v")  # the two of BIAS_METRICS plotted: before and after the projection
+
+
 def plot_bias(experiments, out):
     curves = defaultdict(lambda: defaultdict(list))  # (layer) -> (seq_len, variant, metric) -> [curve]
     for e in experiments:
         for run in e["runs"]:
-            per_layer = defaultdict(lambda: {"cos_y_v": [], "cos_z_v": []})
+            per_layer = defaultdict(lambda: {m: [] for m in COSINES})
             for point in run.get("bias") or []:
                 for layer in point["layers"]:
-                    for metric in ("cos_y_v", "cos_z_v"):
+                    for metric in COSINES:
                         per_layer[layer["layer"]][metric].append((point["step"], layer[metric]))
             for layer, metrics in per_layer.items():
                 for metric, curve in metrics.items():
@@ -324,25 +356,22 @@ def plot_bias(experiments, out):
         for i, (seq_len, variant) in enumerate(series):
             color = colors[i % len(colors)]
             label = series_label(variant, seq_len, many)
-            pre, post = (curves[layer].get((seq_len, variant, m)) for m in ("cos_y_v", "cos_z_v"))
-            for metric, style in (("cos_y_v", "o-"), ("cos_z_v", "x--")):
+            pre, post = (curves[layer].get((seq_len, variant, m)) for m in COSINES)
+            for metric, style in zip(COSINES, ("o-", "x--")):
                 key = (seq_len, variant, metric)
                 # SA has z = y: its dashed line would only hide the solid one and double the legend.
-                if metric == "cos_z_v" and post == pre:
+                if metric == COSINES[1] and post == pre:
                     continue
                 if key in curves[layer]:
                     ax.plot(*average_curves(curves[layer][key]), style, color=color,
-                            label="%s %s" % (label, "cos(y,v)" if metric == "cos_y_v" else "cos(z,v)"))
+                            label="%s %s" % (label, dict(BIAS_METRICS)[metric]))
         ax.set_title("layer %d" % layer)
         ax.set_xlabel("step")
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("cosine (mean over heads, positions)")
     axes[0][-1].legend(fontsize=7)
-    fig.suptitle("Attention similarity bias: cos(y,v) before (solid) and cos(z,v) after (dashed) the projection")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "bias_over_training.png"), dpi=110)
-    plt.close(fig)
-    return None
+    return save_figure(fig, os.path.join(out, "bias_over_training.png"),
+                       "Attention similarity bias: cos(y,v) before (solid) and cos(z,v) after (dashed) the projection")
 
 
 def main(argv):

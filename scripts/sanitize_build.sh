@@ -5,8 +5,7 @@
 #   scripts/sanitize_build.sh TARGET...
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh >/dev/null
-bash scripts/setup_sanitizers.sh
+bash scripts/setup.sh --sanitizers
 launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)

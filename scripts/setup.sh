@@ -5,13 +5,17 @@
 # `--slurm` also installs munge and Slurm (slurmctld, slurmd, client) for the scale-out test
 # (tests/integration/slurm_test.sh); it is opt-in because on a machine with systemd the packages enable
 # system daemons. CI passes it (.ci/run).
+# `--sanitizers` also installs clang and its compiler-rt (AddressSanitizer, UndefinedBehaviorSanitizer and
+# libFuzzer runtimes) for the sanitizer and fuzz builds (scripts/sanitize_build.sh calls it).
 set -euo pipefail
 
 WITH_SLURM=0
+WITH_SANITIZERS=0
 for arg in "$@"; do
   case "$arg" in
     --slurm) WITH_SLURM=1 ;;
-    *) echo "setup: unknown argument '$arg' (expected --slurm)" >&2; exit 2 ;;
+    --sanitizers) WITH_SANITIZERS=1 ;;
+    *) echo "setup: unknown argument '$arg' (expected --slurm or --sanitizers)" >&2; exit 2 ;;
   esac
 done
 
@@ -25,6 +29,7 @@ PACKAGES=(
 )
 # Slurm 22.05 from Debian 12; the test starts its own private single-node cluster (no systemd).
 [ "$WITH_SLURM" = 1 ] && PACKAGES+=(munge slurmctld slurmd slurm-client)
+[ "$WITH_SANITIZERS" = 1 ] && PACKAGES+=(clang-14 libclang-rt-14-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

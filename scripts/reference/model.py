@@ -1,6 +1,6 @@
 """An independent PyTorch reference of the xsa GPT (GitHub issue 3).
 
-Written from the maths in docs/DESIGN.md and the header comments of src/xsa/model/gpt.h, not by
+Written from the maths in README.md ("What XSA is", "Model and training") and the header comments of src/xsa/model/gpt.h, not by
 translating gpt.cpp: layer norm, GELU, softmax, cross-entropy and RoPE are spelled out here, attention
 uses einsum, and the bias metrics use explicit masks. Parameter names equal the C++ module names
 ("blocks.0.attn.qkv.weight", ...), so a C++ dump loads with load_state_dict(strict=True).
@@ -240,7 +240,7 @@ class GPT(nn.Module):
 
 
 # ------------------------------------------------------------------------------------------------
-# Bias metrics (docs/DESIGN.md "Bias metrics"): per layer, averaged over batch, heads and positions.
+# Bias metrics (docs/ARCHITECTURE.md "Training", src/xsa/report/bias_metrics.h): per layer, averaged over batch, heads and positions.
 
 def cosine(a, b):
     return (a * b).sum(dim=-1) / (safe_norm(a) * safe_norm(b))

@@ -8,13 +8,10 @@
 //   - model FLOPs per token (nanoGPT: 6N + 12·L·H·Q·T) and MFU against the measured peak.
 // Synthetic token ids (speed does not depend on them), so it needs no prepared data.
 // scripts/bench.sh combines this with xsa-train and the PyTorch reference.
-// clang-format off
-#include <torch/types.h>  // clip_grad.h uses torch::Tensor without including it: keep this first
-// clang-format on
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
-#include <torch/nn/utils/clip_grad.h>
+#include <torch/types.h>
 #include <torch/version.h>
 
 #include <CLI/CLI.hpp>
@@ -30,15 +27,17 @@
 #include "xsa/config/config.h"
 #include "xsa/model/gpt.h"
 #include "xsa/model/precision.h"
+#include "xsa/report/stats.h"
+#include "xsa/train/step.h"
 #include "xsa/train/threads.h"
-#include "xsa/train/trainer.h"
 #include "xsa/util/cli_main.h"
 #include "xsa/util/fs.h"
+#include "xsa/util/timing.h"
 
 namespace {
 
 using json = nlohmann::json;
-using Clock = std::chrono::steady_clock;
+using xsa::Clock;
 
 struct BenchOptions {
   std::string config_path = "configs/default.yaml";
@@ -74,14 +73,10 @@ void setup_bench_command(CLI::App& app, BenchOptions& opt) {
   app.set_version_flag("--version", std::string("xsa ") + XSA_VERSION + " (LibTorch " + TORCH_VERSION + ")");
 }
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using xsa::seconds_since;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n == 0 ? 0.0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
+double median(const std::vector<double>& v) {
+  return v.empty() ? 0.0 : xsa::report::median(v);
 }
 
 // GFLOP/s of (m×k)·(k×n) in `dtype` at the current thread count, median of repeats.
@@ -157,32 +152,19 @@ json measure_steps(const xsa::Config& cfg, const std::vector<xsa::VariantSpec>& 
     runs[i].optimizer = xsa::make_adamw(runs[i].model, cfg.train);
   }
   auto gen = at::make_generator<at::CPUGeneratorImpl>(2);
-  auto ms = [](Clock::time_point a, Clock::time_point b) {
-    return std::chrono::duration<double, std::milli>(b - a).count();
-  };
   for (int s = 0; s < warmup + steps; ++s) {
     auto batch = torch::randint(0, vocab, {cfg.train.batch_size, cfg.data.seq_len + 1}, gen, torch::kLong);
     auto x = batch.narrow(1, 0, cfg.data.seq_len), y = batch.narrow(1, 1, cfg.data.seq_len);
-    for (auto& r : runs) {
-      auto t0 = Clock::now();
-      r.optimizer->zero_grad();
-      torch::Tensor loss;
-      {
-        xsa::PrecisionScope mixed(precision);  // as the trainer's step does
-        loss = r.model->forward_loss(x, y);
-      }
-      loss.item<double>();
-      auto t1 = Clock::now();
-      loss.backward();
-      torch::nn::utils::clip_grad_norm_(r.model->parameters(), cfg.train.grad_clip);
-      auto t2 = Clock::now();
-      r.optimizer->step();
-      auto t3 = Clock::now();
+    for (size_t i = 0; i < runs.size(); ++i) {
+      auto& r = runs[i];
+      // The trainer's own step (constant lr: the schedule costs nothing and changes no timing).
+      xsa::StepOutcome o = xsa::train_step(r.model, *r.optimizer, x, y, cfg.train.lr, cfg.train.grad_clip,
+                                           variants[i].name(), s + 1, precision);
       if (s < warmup) continue;
-      r.fwd.push_back(ms(t0, t1));
-      r.bwd.push_back(ms(t1, t2));
-      r.opt.push_back(ms(t2, t3));
-      r.total.push_back(ms(t0, t3));
+      r.fwd.push_back(o.forward_ms);
+      r.bwd.push_back(o.backward_ms);
+      r.opt.push_back(o.optimizer_ms);
+      r.total.push_back(o.forward_ms + o.backward_ms + o.optimizer_ms);
     }
   }
   json out = json::array();

@@ -1,5 +1,6 @@
-// xsa-prepare: TinyStories text -> tokenizer + uint16 token files (DESIGN.md "Commands", "Token data"),
-// and --decode to turn ids back into text. Links sentencepiece, never LibTorch.
+// xsa-prepare: TinyStories text -> tokenizer + uint16 token files (README.md "Data", "Commands";
+// docs/ARCHITECTURE.md "Data flow"), and --decode to turn ids back into text. Links sentencepiece, never
+// LibTorch.
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <string>

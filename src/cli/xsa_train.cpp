@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "xsa/config/config.h"
+#include "xsa/config/resources.h"
 #include "xsa/data/pieces.h"
 #include "xsa/data/token_data.h"
 #include "xsa/train/trainer.h"
@@ -75,37 +77,33 @@ std::string fmt(const char* f, double v) {
 }
 
 // The end-of-run table: variant, final val loss ± SE, Δ vs baseline, improvement %, bias per layer.
-void print_summary(const nlohmann::json& results, const std::string& out) {
-  const auto& runs = results["runs"];
-  std::string base = runs[0]["variant"];
-  std::cout << "\n| variant | val loss ± SE | Δ vs " << base
+void print_summary(const xsa::report::ExperimentResult& results, const std::string& out) {
+  const auto& runs = results.runs;
+  std::cout << "\n| variant | val loss ± SE | Δ vs " << runs[0].variant
             << " (± paired SE) | improvement % | cos(y,v) per layer"
             << " | cos(z,v) per layer | tok/s |\n|---|---|---|---|---|---|---|\n";
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
     std::string delta = "—", improvement = "—";
     if (i > 0) {
-      const auto& c = results["comparisons"][i - 1];
-      delta = fmt("%+.4f", c["delta_val_loss"].get<double>()) + " ± " +
-              fmt("%.4f", c["delta_val_loss_sem"].get<double>());
-      improvement = fmt("%+.2f%%", c["improvement_pct"].get<double>());
+      const auto& c = results.comparisons[i - 1];
+      delta = fmt("%+.4f", c.delta_val_loss) + " ± " + fmt("%.4f", c.delta_val_loss_sem.value_or(0.0));
+      improvement = fmt("%+.2f%%", c.improvement_pct);
     }
     std::string cy, cz;
-    for (const auto& layer : r["bias"].back()["layers"]) {
-      cy += (cy.empty() ? "" : " ") + fmt("%.3f", layer["cos_y_v"].get<double>());
-      cz += (cz.empty() ? "" : " ") + fmt("%.3f", layer["cos_z_v"].get<double>());
+    for (const auto& layer : r.bias.back().layers) {
+      cy += (cy.empty() ? "" : " ") + fmt("%.3f", layer.cos_y_v);
+      cz += (cz.empty() ? "" : " ") + fmt("%.3f", layer.cos_z_v);
     }
-    std::cout << "| " << r["variant"].get<std::string>() << " | "
-              << fmt("%.4f", r["final"]["val_loss"].get<double>()) << " ± "
-              << fmt("%.4f", r["final"]["val_loss_sem"].get<double>()) << " | " << delta << " | "
-              << improvement << " | " << cy << " | " << cz << " | "
-              << fmt("%.0f", r["timing"]["tokens_per_s"].get<double>()) << " |\n";
+    std::cout << "| " << r.variant << " | " << fmt("%.4f", r.final.val_loss) << " ± "
+              << fmt("%.4f", r.final.val_loss_sem.value_or(0.0)) << " | " << delta << " | " << improvement
+              << " | " << cy << " | " << cz << " | " << fmt("%.0f", r.timing ? r.timing->tokens_per_s : 0.0)
+              << " |\n";
   }
-  std::cout << "\nresults: " << out << "/results.json  (wall "
-            << fmt("%.1f", results["environment"]["wall_s"].get<double>()) << " s, "
-            << results["environment"]["threads"].get<int>() << " torch + "
-            << results["environment"]["blas_threads"] << " BLAS threads per run, "
-            << results["environment"]["workers"].get<int>() << " workers)\n";
+  const auto& env = *results.environment;
+  std::cout << "\nresults: " << out << "/results.json  (wall " << fmt("%.1f", env.wall_s) << " s, "
+            << env.threads << " torch + " << env.blas_threads << " BLAS threads per run, " << env.workers
+            << " workers, peak RSS " << fmt("%.0f", env.peak_rss_mib) << " MiB)\n";
 }
 
 int run_train(const TrainOptions& opt) {
@@ -114,19 +112,30 @@ int run_train(const TrainOptions& opt) {
   xsa::TokenDataset data = xsa::TokenDataset::load(cfg.data.dir);
   xsa::PiecesDecoder decoder = xsa::PiecesDecoder::load(cfg.data.dir);
   xsa::check_data_fits(cfg, data);
+  // Before anything is built: a typo such as model.d_model=1048576 is refused now, not after minutes of
+  // swapping.
+  const xsa::MemoryEstimate memory = xsa::estimate_memory(cfg, data.meta.vocab_size);
+  const std::optional<double> available = xsa::available_memory_bytes();
+  if (available) {
+    xsa::check_memory_fits(memory, *available,
+                           opt.config_path + (opt.overrides.empty() ? "" : " (with its --set overrides)"));
+  }
   const std::string out = opt.out_dir.empty() ? "runs/" + cfg.name : opt.out_dir;
   check_output_folder(out, opt);
 
   if (!opt.quiet) {
     std::cout << "xsa-train: " << cfg.name << ": " << cfg.attention.variants.size() << " variants, "
               << cfg.train.steps << " steps of " << cfg.train.batch_size << "x" << cfg.data.seq_len
-              << " tokens, data " << data.dir << " (vocab " << data.meta.vocab_size << ")" << std::endl;
+              << " tokens, data " << data.dir << " (vocab " << data.meta.vocab_size << "), memory ~"
+              << xsa::format_bytes(memory.total)
+              << (available ? " of " + xsa::format_bytes(*available) + " available" : std::string())
+              << std::endl;
   }
   // From here SIGTERM checkpoints at the next step boundary and exits with kExitInterrupted (75).
   xsa::install_stop_signal_handler();
   xsa::ExperimentOptions options{out, opt.resume, opt.quiet, xsa::config_to_yaml(cfg)};
-  nlohmann::json results = xsa::run_paired_experiment(cfg, data, decoder, options);
-  xsa::write_file_atomic(out + "/results.json", results.dump(1) + "\n");
+  xsa::report::ExperimentResult results = xsa::run_paired_experiment(cfg, data, decoder, options);
+  xsa::write_file_atomic(out + "/results.json", xsa::report::to_json(results).dump(1) + "\n");
   if (!opt.quiet) print_summary(results, out);
   return xsa::kExitOk;
 }

@@ -4,15 +4,9 @@
 set(XSA_PLOT_PYTHON /usr/bin/python3 CACHE FILEPATH "python with matplotlib for scripts/plot_results.py")
 set(_plots_out ${CMAKE_BINARY_DIR}/tests/plots_out)
 add_test(NAME plots.fixtures_write_all_pngs
-  COMMAND bash -c [=[
-    set -e
-    out="$1"; shift
-    rm -rf "$out"
-    "$@" --out "$out"
-    for f in loss_curves improvement_vs_lambda improvement_vs_seq_len bias_over_training; do
-      [ "$(head -c 4 "$out/$f.png" | tail -c 3)" = PNG ] || { echo "missing or not a PNG: $out/$f.png"; exit 1; }
-    done
-  ]=] _ ${_plots_out} ${XSA_PLOT_PYTHON} ${CMAKE_SOURCE_DIR}/scripts/plot_results.py
+  COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${_plots_out}
+    "loss_curves improvement_vs_lambda improvement_vs_seq_len bias_over_training" ""
+    ${XSA_PLOT_PYTHON} ${CMAKE_SOURCE_DIR}/scripts/plot_results.py
     ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single ${CMAKE_SOURCE_DIR}/tests/fixtures/report/sweep)
 
 # A wrong-schema file is bad input: exit code 2 and one line on stderr, like xsa-inspect.
@@ -22,3 +16,19 @@ add_test(NAME plots.bad_input_exits_2
     [ $rc -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || { echo "rc=$rc stderr=$err"; exit 1; }
   ]=] _ ${XSA_PLOT_PYTHON} ${CMAKE_SOURCE_DIR}/scripts/plot_results.py
     ${CMAKE_SOURCE_DIR}/tests/fixtures/report/bad/wrong_schema.json --out ${CMAKE_BINARY_DIR}/tests/plots_bad_out)
+
+# Under a python without matplotlib (a pyenv python3 first on PATH, say): one line naming the interpreter and
+# the fix, no traceback. Simulated with a matplotlib package on PYTHONPATH whose import fails.
+set(_no_mpl ${CMAKE_BINARY_DIR}/tests/no_matplotlib)
+add_test(NAME plots.without_matplotlib_one_line_names_interpreter_and_fix
+  COMMAND bash -c [=[
+    fake="$1"; shift
+    mkdir -p "$fake/matplotlib"
+    echo 'raise ImportError("No module named matplotlib (simulated)")' > "$fake/matplotlib/__init__.py"
+    err=$(PYTHONPATH="$fake" "$@" 2>&1 >/dev/null); rc=$?
+    lines=$(printf '%s\n' "$err" | wc -l)
+    [ $rc -ne 0 ] && [ "$lines" -eq 1 ] && [[ "$err" == *"$1 has no matplotlib"* ]] &&
+      [[ "$err" == *"/usr/bin/python3"* ]] && [[ "$err" == *"apt-get install python3-matplotlib"* ]] ||
+      { echo "rc=$rc lines=$lines stderr=$err"; exit 1; }
+  ]=] _ ${_no_mpl} ${XSA_PLOT_PYTHON} ${CMAKE_SOURCE_DIR}/scripts/plot_results.py
+    ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single --out ${CMAKE_BINARY_DIR}/tests/plots_no_mpl_out)

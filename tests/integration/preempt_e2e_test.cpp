@@ -16,17 +16,15 @@
 #include <thread>
 #include <vector>
 
+#include "e2e_util.h"
+
+namespace xsa {
 namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using e2e::slurp;
 
 class Preempt : public ::testing::Test {
  protected:
@@ -86,12 +84,7 @@ class Preempt : public ::testing::Test {
     return last;
   }
 
-  static json numbers(json r) {
-    r.erase("environment");
-    r["config"].erase("runtime");
-    for (auto& run : r["runs"]) run.erase("timing");
-    return r;
-  }
+  static json numbers(const json& r) { return e2e::deterministic_numbers(r); }
 
   fs::path dir_;
 };
@@ -136,3 +129,4 @@ TEST_F(Preempt, SigtermCheckpointsExits75AndResumeIsBitIdentical) {
 }
 
 }  // namespace
+}  // namespace xsa

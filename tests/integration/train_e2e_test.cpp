@@ -13,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "e2e_util.h"
+
+namespace xsa {
 namespace {
 
 namespace fs = std::filesystem;
@@ -28,12 +31,7 @@ struct Outcome {
   }
 };
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using e2e::slurp;
 
 std::string quote(const std::string& s) {
   std::string q = "'";
@@ -93,13 +91,7 @@ class TrainE2E : public ::testing::Test {
     return json::parse(slurp(dir_ / out / "results.json"));
   }
 
-  // The numbers of a result (what determinism promises), without timings and runtime settings.
-  static json numbers(json r) {
-    r.erase("environment");
-    r["config"].erase("runtime");
-    for (auto& run : r["runs"]) run.erase("timing");
-    return r;
-  }
+  static json numbers(const json& r) { return e2e::deterministic_numbers(r); }
 
   fs::path dir_;
 };
@@ -274,6 +266,31 @@ TEST_F(TrainE2E, RefusesToOverwriteAFinishedRunWithoutForce) {
   EXPECT_EQ(train(args).code, 0);
 }
 
+TEST_F(TrainE2E, CheckpointIntervalZeroWritesNoCheckpoints) {
+  json r = train_ok("none", {"train.checkpoint_interval=0"});
+  EXPECT_EQ(r["runs"].size(), 2u);
+  EXPECT_FALSE(fs::exists(dir_ / "none" / "checkpoints"));
+  // With an interval: one every 8 steps, the last one at the end (16 steps), no temporary files left.
+  train_ok("some");
+  std::set<std::string> files;
+  for (const auto& f : fs::directory_iterator(dir_ / "some" / "checkpoints"))
+    files.insert(f.path().filename());
+  EXPECT_EQ(files, (std::set<std::string>{"sa.pt", "xsa.pt"}));
+}
+
+TEST_F(TrainE2E, ConfigsThatCannotFitInMemoryAreRefusedBeforeAnythingIsBuilt) {
+  for (const char* typo : {"model.d_model=1048576", "train.batch_size=100000000"}) {
+    Outcome o = train(
+        {"--config", (dir_ / "config.yaml").string(), "--out", (dir_ / "huge").string(), "--set", typo});
+    EXPECT_EQ(o.code, 2) << typo << ": " << o.err;
+    EXPECT_EQ(o.err_lines(), 1) << o.err;
+    EXPECT_NE(o.err.find("(with its --set overrides): this config needs an estimated "), std::string::npos)
+        << o.err;
+    EXPECT_NE(o.err.find("available (MemAvailable)"), std::string::npos) << o.err;
+    EXPECT_FALSE(fs::exists(dir_ / "huge")) << typo;
+  }
+}
+
 TEST_F(TrainE2E, NonFiniteLossFailsWithExitOneAndNoResults) {
   std::vector<std::string> args = {"--config", (dir_ / "config.yaml").string(),
                                    "--out",    (dir_ / "nan").string(),
@@ -353,3 +370,4 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
 }  // namespace
+}  // namespace xsa

@@ -31,15 +31,37 @@ std::string shortest_number(double v) {
   return buf;
 }
 
-std::string VariantSpec::name() const {
+const char* variant_kind_name(VariantSpec::Kind kind) {
   switch (kind) {
-    case Kind::kLearned:
+    case VariantSpec::Kind::kLearned:
       return "learned";
-    case Kind::kGate:
+    case VariantSpec::Kind::kGate:
       return "gate";
-    case Kind::kFixed:
+    case VariantSpec::Kind::kFixed:
       break;
   }
+  return "fixed";
+}
+
+std::optional<long long> parse_plain_integer(const std::string& s) {
+  const char* begin = s.data() + (!s.empty() && s[0] == '+' ? 1 : 0);
+  long long v = 0;
+  auto [end, ec] = std::from_chars(begin, s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || begin == end) return std::nullopt;
+  return v;
+}
+
+std::optional<double> parse_plain_number(const std::string& s) {
+  // strtod also takes hex floats, "inf" and "nan": only decimal notation is a YAML number here.
+  if (s.empty() || s.find_first_not_of("0123456789+-.eE") != std::string::npos) return std::nullopt;
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::string VariantSpec::name() const {
+  if (kind != Kind::kFixed) return variant_kind_name(kind);
   if (from_keyword && lambda == 0.0) return "sa";
   if (from_keyword && lambda == 1.0) return "xsa";
   return "lambda=" + shortest_number(lambda);
@@ -88,12 +110,7 @@ bool is_plain_scalar(const YAML::Node& n) {
 
 std::optional<long long> as_integer(const YAML::Node& n) {
   if (!is_plain_scalar(n)) return std::nullopt;
-  const std::string& s = n.Scalar();
-  const char* begin = s.data() + (!s.empty() && s[0] == '+' ? 1 : 0);
-  long long v = 0;
-  auto [end, ec] = std::from_chars(begin, s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || begin == end) return std::nullopt;
-  return v;
+  return parse_plain_integer(n.Scalar());
 }
 
 std::optional<std::uint64_t> as_unsigned(const YAML::Node& n) {
@@ -107,14 +124,7 @@ std::optional<std::uint64_t> as_unsigned(const YAML::Node& n) {
 
 std::optional<double> as_number(const YAML::Node& n) {
   if (!is_plain_scalar(n)) return std::nullopt;
-  const std::string& s = n.Scalar();
-  if (s.empty()) return std::nullopt;
-  // strtod also takes hex floats, "inf" and "nan": only decimal notation is a YAML number here.
-  if (s.find_first_not_of("0123456789+-.eE") != std::string::npos) return std::nullopt;
-  char* end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
+  return parse_plain_number(n.Scalar());
 }
 
 std::optional<bool> as_bool(const YAML::Node& n) {

@@ -1,10 +1,11 @@
 #pragma once
-// Experiment configuration: YAML -> validated structs (DESIGN.md "Config"). Torch-free.
+// Experiment configuration: YAML -> validated structs (README.md "Config"). Torch-free.
 //
 // Every key has a default (the values below). Unknown keys, wrong types and out-of-range values are
 // InputError("<file>: <dotted.key>: <what was found>, expected <what is allowed>").
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,7 @@ namespace xsa {
 //   "learned" (one λ per layer and head, λ = sigmoid(θ), θ initialised so λ = attention.learned_init),
 //   "gate" (one zero-initialised gate g per layer and head, λ = g: training starts as SA).
 struct VariantSpec {
-  enum class Kind { kFixed, kLearned, kGate };
+  enum class Kind { kFixed, kLearned, kGate };  // spelled "fixed", "learned", "gate" (variant_kind_name)
   Kind kind = Kind::kFixed;
   double lambda = 0.0;  // for kFixed
   // True when written as the keyword "sa"/"xsa"; false when written as a number, so that an explicit
@@ -64,9 +65,9 @@ struct TrainConfig {
   double weight_decay = 0.1;
   double beta1 = 0.9;
   double beta2 = 0.95;
-  double grad_clip = 1.0;       // 0 disables clipping
-  int log_interval = 10;        // log.jsonl / progress every N steps
-  int checkpoint_interval = 0;  // 0 disables checkpoints
+  double grad_clip = 1.0;         // 0 disables clipping
+  int log_interval = 10;          // log.jsonl / progress every N steps
+  int checkpoint_interval = 100;  // 0 writes no checkpoints (then --resume starts over)
 };
 
 struct EvalConfig {
@@ -131,6 +132,14 @@ bool operator==(const Config& a, const Config& b);
 inline bool operator!=(const Config& a, const Config& b) {
   return !(a == b);
 }
+
+// "fixed" | "learned" | "gate": the kind as results.json's variant_spec records it.
+const char* variant_kind_name(VariantSpec::Kind kind);
+
+// Plain YAML scalars as numbers (config values, sweep grid values): decimal notation only (no hex floats,
+// inf or nan), the whole text consumed, a leading '+' allowed for integers; nullopt otherwise.
+std::optional<long long> parse_plain_integer(const std::string& text);
+std::optional<double> parse_plain_number(const std::string& text);
 
 // Shortest decimal text that parses back to exactly `v`: 0.5 -> "0.5", 1.0 -> "1", 3e-4 -> "0.0003".
 std::string shortest_number(double v);

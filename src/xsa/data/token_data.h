@@ -1,5 +1,5 @@
 #pragma once
-// Prepared token data (DESIGN.md "Token data"): train.bin / val.bin (uint16 LE, no header, mmap'd),
+// Prepared token data (docs/ARCHITECTURE.md "Data flow"): train.bin / val.bin (uint16 LE, no header, mmap'd),
 // meta.json and pieces.json. Torch-free. Every problem is an InputError naming the file.
 #include <cstddef>
 #include <cstdint>

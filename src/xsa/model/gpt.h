@@ -23,19 +23,15 @@
 
 #include "xsa/config/config.h"
 #include "xsa/model/exclusive_projection.h"  // the XSA step, z = y − λ (y·v̂) v̂
+#include "xsa/report/bias_metrics.h"
 
 namespace xsa {
 
-// Per-layer bias metrics of one forward pass (README.md "Bias metrics"), each averaged over batch,
-// heads and positions 1..T-1 (position 0 attends only to itself: y_0 = v_0, a_00 = 1). value_cos
-// uses all pairs i ≠ j. Cosines use max(‖·‖, 1e-6) norms. Filled only when a probe is passed.
-struct LayerBias {
-  double cos_y_v = 0;                   // cos(y_i, v_i), before the XSA projection
-  double cos_z_v = 0;                   // cos(z_i, v_i), after it (= cos_y_v for SA)
-  double attn_diag = 0;                 // mean a_ii
-  double value_cos = 0;                 // mean cos(v_i, v_j), i ≠ j, within a head
-  std::vector<double> lambda_per_head;  // effective λ per head (learned / gate variants)
-};
+// Per-layer bias metrics of one forward pass (docs/ARCHITECTURE.md "Training"; the fields and their meaning
+// in xsa/report/bias_metrics.h), each averaged over batch, heads and positions 1..T-1 (position 0 attends
+// only to itself: y_0 = v_0, a_00 = 1). value_cos uses all pairs i != j. Cosines use max(‖·‖, 1e-6) norms.
+// Filled only when a probe is passed.
+using LayerBias = report::LayerBias;
 struct BiasProbe {
   std::vector<LayerBias> layers;
 };

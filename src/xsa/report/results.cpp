@@ -15,8 +15,8 @@ using nlohmann::json;
 
 namespace xsa::report {
 
-VariantSpec variant_spec_from_name(const std::string& variant) {
-  VariantSpec spec;
+VariantRecord variant_record_from_name(const std::string& variant) {
+  VariantRecord spec;
   if (variant == "sa") {
     spec.lambda = 0.0;
   } else if (variant == "xsa") {
@@ -36,7 +36,7 @@ VariantSpec variant_spec_from_name(const std::string& variant) {
   return spec;
 }
 
-std::string variant_group_label(const VariantSpec& spec) {
+std::string variant_group_label(const VariantRecord& spec) {
   if (!spec.lambda) return spec.kind;
   // Shortest representation that round-trips well enough for grid values like 0.25 or 1.
   char buf[32];
@@ -78,6 +78,17 @@ class Reader {
     if (!v.is_number_integer()) fail("key " + path + ": expected an integer, got " + v.type_name());
     return v.get<std::int64_t>();
   }
+  std::uint64_t unsigned_integer(const json& v, const std::string& path) const {
+    if (!v.is_number_integer()) fail("key " + path + ": expected an integer, got " + v.type_name());
+    if (!v.is_number_unsigned() && v.get<std::int64_t>() < 0)
+      fail("key " + path + ": expected a non-negative integer, got " + v.dump());
+    return v.get<std::uint64_t>();
+  }
+  std::optional<std::uint64_t> opt_unsigned(const json& obj, const std::string& key,
+                                            const std::string& where) const {
+    const json* v = maybe(obj, key);
+    return v ? std::optional<std::uint64_t>(unsigned_integer(*v, join(where, key))) : std::nullopt;
+  }
   std::string string(const json& v, const std::string& path) const {
     if (!v.is_string()) fail("key " + path + ": expected a string, got " + v.type_name());
     return v.get<std::string>();
@@ -115,75 +126,164 @@ class Reader {
   std::string source_;
 };
 
+std::vector<double> number_list(const Reader& r, const json& v, const std::string& at) {
+  r.array(v, at);
+  std::vector<double> out;
+  for (std::size_t i = 0; i < v.size(); ++i) out.push_back(r.number(v[i], Reader::index(at, i)));
+  return out;
+}
+
+LayerBias parse_layer_bias(const Reader& r, const json& lj, const std::string& li) {
+  r.object(lj, li);
+  LayerBias layer;
+  layer.layer = static_cast<int>(r.integer(r.need(lj, "layer", li), Reader::join(li, "layer")));
+  for (const auto& metric : kBiasMetrics) layer.*metric.member = r.need_number(lj, metric.key, li);
+  if (const json* heads = r.maybe(lj, "lambda_per_head"))
+    layer.lambda_per_head = number_list(r, *heads, Reader::join(li, "lambda_per_head"));
+  return layer;
+}
+
+// An array of objects, each converted by `item(object, "where[i]")`; absent or null = empty.
+template <typename T, typename F>
+std::vector<T> optional_list(const Reader& r, const json& doc, const std::string& key,
+                             const std::string& where, F item) {
+  std::vector<T> out;
+  if (const json* list = r.maybe(doc, key)) {
+    const std::string at = Reader::join(where, key);
+    r.array(*list, at);
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      const std::string it = Reader::index(at, i);
+      out.push_back(item(r.object((*list)[i], it), it));
+    }
+  }
+  return out;
+}
+
 RunResult parse_run(const Reader& r, const json& doc, const std::string& where) {
   r.object(doc, where);
   RunResult run;
   run.variant = r.string(r.need(doc, "variant", where), Reader::join(where, "variant"));
 
   // Spec precedence: the explicit variant_spec, then the top-level "lambda", then the name.
-  run.spec = variant_spec_from_name(run.variant);
+  run.spec = variant_record_from_name(run.variant);
   if (const json* spec = r.maybe(doc, "variant_spec")) {
     const std::string at = Reader::join(where, "variant_spec");
     r.object(*spec, at);
     run.spec.kind = r.string(r.need(*spec, "kind", at), Reader::join(at, "kind"));
     run.spec.lambda = r.opt_number(*spec, "lambda", at);
+    run.spec.initial_lambda = r.opt_number(*spec, "initial_lambda", at);
   } else if (auto lambda = r.opt_number(doc, "lambda", where)) {
     run.spec.kind = "fixed";
     run.spec.lambda = lambda;
   }
-  run.seed = r.opt_integer(doc, "seed", where);
+  if (const json* layers = r.maybe(doc, "layers")) {
+    const std::string at = Reader::join(where, "layers");
+    if (layers->is_string() && layers->get<std::string>() == "all") {
+      run.layers = std::vector<int>{};
+    } else {
+      if (!layers->is_array()) r.fail("key " + at + ": expected \"all\" or an array of layers");
+      run.layers = std::vector<int>{};
+      for (std::size_t i = 0; i < layers->size(); ++i)
+        run.layers->push_back(static_cast<int>(r.integer((*layers)[i], Reader::index(at, i))));
+    }
+  }
+  run.seed = r.opt_unsigned(doc, "seed", where);
   if (const json* checksum = r.maybe(doc, "init_checksum"))
     run.init_checksum = r.string(*checksum, Reader::join(where, "init_checksum"));
 
-  if (const json* eval = r.maybe(doc, "eval")) {
-    const std::string at = Reader::join(where, "eval");
-    r.array(*eval, at);
-    for (std::size_t i = 0; i < eval->size(); ++i) {
-      const std::string item = Reader::index(at, i);
-      const json& e = r.object((*eval)[i], item);
-      run.eval.push_back({r.integer(r.need(e, "step", item), Reader::join(item, "step")),
-                          r.need_number(e, "val_loss", item)});
-    }
-  }
+  run.eval = optional_list<EvalPoint>(r, doc, "eval", where, [&](const json& e, const std::string& it) {
+    return EvalPoint{r.integer(r.need(e, "step", it), Reader::join(it, "step")),
+                     r.need_number(e, "val_loss", it)};
+  });
+  run.train_loss =
+      optional_list<TrainLossPoint>(r, doc, "train_loss", where, [&](const json& e, const std::string& it) {
+        return TrainLossPoint{r.integer(r.need(e, "step", it), Reader::join(it, "step")),
+                              r.need_number(e, "loss", it)};
+      });
 
   const std::string fat = Reader::join(where, "final");
   const json& final = r.object(r.need(doc, "final", where), fat);
   run.final.val_loss = r.need_number(final, "val_loss", fat);
   run.final.val_loss_sem = r.opt_number(final, "val_loss_sem", fat);
   run.final.eval_tokens = r.opt_integer(final, "eval_tokens", fat);
+  run.final.eval_windows = r.opt_integer(final, "eval_windows", fat);
   run.final.train_loss = r.opt_number(final, "train_loss", fat);
 
-  if (const json* bias = r.maybe(doc, "bias")) {
-    const std::string at = Reader::join(where, "bias");
-    r.array(*bias, at);
-    for (std::size_t i = 0; i < bias->size(); ++i) {
-      const std::string item = Reader::index(at, i);
-      const json& b = r.object((*bias)[i], item);
-      BiasPoint point;
-      point.step = r.integer(r.need(b, "step", item), Reader::join(item, "step"));
-      const std::string lat = Reader::join(item, "layers");
-      const json& layers = r.array(r.need(b, "layers", item), lat);
-      for (std::size_t l = 0; l < layers.size(); ++l) {
-        const std::string li = Reader::index(lat, l);
-        const json& lj = r.object(layers[l], li);
-        LayerBias layer;
-        layer.layer = static_cast<int>(r.integer(r.need(lj, "layer", li), Reader::join(li, "layer")));
-        layer.cos_y_v = r.need_number(lj, "cos_y_v", li);
-        layer.cos_z_v = r.need_number(lj, "cos_z_v", li);
-        layer.attn_diag = r.need_number(lj, "attn_diag", li);
-        layer.value_cos = r.need_number(lj, "value_cos", li);
-        if (const json* heads = r.maybe(lj, "lambda_per_head")) {
-          const std::string hat = Reader::join(li, "lambda_per_head");
-          r.array(*heads, hat);
-          for (std::size_t h = 0; h < heads->size(); ++h)
-            layer.lambda_per_head.push_back(r.number((*heads)[h], Reader::index(hat, h)));
-        }
-        point.layers.push_back(std::move(layer));
-      }
-      run.bias.push_back(std::move(point));
-    }
+  run.bias = optional_list<BiasPoint>(r, doc, "bias", where, [&](const json& b, const std::string& it) {
+    BiasPoint point;
+    point.step = r.integer(r.need(b, "step", it), Reader::join(it, "step"));
+    const std::string lat = Reader::join(it, "layers");
+    const json& layers = r.array(r.need(b, "layers", it), lat);
+    for (std::size_t l = 0; l < layers.size(); ++l)
+      point.layers.push_back(parse_layer_bias(r, layers[l], Reader::index(lat, l)));
+    return point;
+  });
+
+  if (const json* samples = r.maybe(doc, "samples")) {
+    const std::string at = Reader::join(where, "samples");
+    r.array(*samples, at);
+    for (std::size_t i = 0; i < samples->size(); ++i)
+      run.samples.push_back(r.string((*samples)[i], Reader::index(at, i)));
+  }
+  if (const json* timing = r.maybe(doc, "timing")) {
+    const std::string at = Reader::join(where, "timing");
+    r.object(*timing, at);
+    RunTiming t;
+    t.wall_s = r.opt_number(*timing, "wall_s", at).value_or(0.0);
+    t.train_s = r.opt_number(*timing, "train_s", at).value_or(0.0);
+    t.tokens_per_s = r.opt_number(*timing, "tokens_per_s", at).value_or(0.0);
+    t.step_ms_median = r.opt_number(*timing, "step_ms_median", at).value_or(0.0);
+    run.timing = t;
   }
   return run;
+}
+
+std::string opt_string(const Reader& r, const json& obj, const std::string& key, const std::string& where) {
+  const json* v = r.maybe(obj, key);
+  return v ? r.string(*v, Reader::join(where, key)) : std::string();
+}
+
+void parse_metadata(const Reader& r, const json& doc, ExperimentResult& result) {
+  if (const json* v = r.maybe(doc, "version")) {
+    r.object(*v, "version");
+    result.version = VersionInfo{opt_string(r, *v, "xsa", "version"), opt_string(r, *v, "torch", "version")};
+  }
+  if (const json* e = r.maybe(doc, "environment")) {
+    const std::string at = "environment";
+    r.object(*e, at);
+    Environment env;
+    env.threads = static_cast<int>(r.opt_integer(*e, "threads", at).value_or(0));
+    env.blas = opt_string(r, *e, "blas", at);
+    env.blas_threads = static_cast<int>(r.opt_integer(*e, "blas_threads", at).value_or(0));
+    env.workers = static_cast<int>(r.opt_integer(*e, "workers", at).value_or(0));
+    env.host_cores = r.opt_integer(*e, "host_cores", at).value_or(0);
+    env.peak_rss_mib = r.opt_number(*e, "peak_rss_mib", at).value_or(0.0);
+    env.wall_s = r.opt_number(*e, "wall_s", at).value_or(0.0);
+    env.precision = opt_string(r, *e, "precision", at);
+    env.precision_requested = opt_string(r, *e, "precision_requested", at);
+    if (const json* c = r.maybe(*e, "cpu_bf16")) {
+      const std::string cat = at + ".cpu_bf16";
+      r.object(*c, cat);
+      auto flag = [&](const char* key) {
+        const json* f = r.maybe(*c, key);
+        if (f && !f->is_boolean()) r.fail("key " + cat + "." + key + ": expected true or false");
+        return f && f->get<bool>();
+      };
+      env.cpu_bf16 = Environment::CpuBf16{flag("avx512_bf16"), flag("amx_bf16"), flag("native")};
+    }
+    result.environment = env;
+  }
+  if (const json* d = r.maybe(doc, "data")) {
+    const std::string at = "data";
+    r.object(*d, at);
+    DataInfo data;
+    data.dir = opt_string(r, *d, "dir", at);
+    data.vocab_size = r.opt_integer(*d, "vocab_size", at).value_or(0);
+    data.train_tokens = r.opt_integer(*d, "train_tokens", at).value_or(0);
+    data.val_tokens = r.opt_integer(*d, "val_tokens", at).value_or(0);
+    data.tokenizer_sha256 = opt_string(r, *d, "tokenizer_sha256", at);
+    result.data = data;
+  }
 }
 
 }  // namespace
@@ -204,11 +304,8 @@ ExperimentResult parse_results(const json& doc, const std::string& source) {
   result.config = r.object(r.need(doc, "config", ""), "config");
   const json& data = r.object(r.need(result.config, "data", "config"), "config.data");
   result.seq_len = r.integer(r.need(data, "seq_len", "config.data"), "config.data.seq_len");
-  result.seed = r.opt_integer(result.config, "seed", "config");
-  if (const json* data_section = r.maybe(doc, "data")) {
-    r.object(*data_section, "data");
-    result.train_tokens = r.opt_integer(*data_section, "train_tokens", "data");
-  }
+  result.seed = r.opt_unsigned(result.config, "seed", "config");
+  parse_metadata(r, doc, result);
 
   const json& runs = r.array(r.need(doc, "runs", ""), "runs");
   if (runs.empty()) r.fail("key runs: expected at least one run, got an empty array");
@@ -226,6 +323,7 @@ ExperimentResult parse_results(const json& doc, const std::string& source) {
       cmp.baseline = r.string(r.need(c, "baseline", at), at + ".baseline");
       cmp.variant = r.string(r.need(c, "variant", at), at + ".variant");
       cmp.delta_val_loss = r.need_number(c, "delta_val_loss", at);
+      cmp.delta_val_loss_sem = r.opt_number(c, "delta_val_loss_sem", at);
       cmp.improvement_pct = r.need_number(c, "improvement_pct", at);
       if (!result.find_run(cmp.baseline) || !result.find_run(cmp.variant))
         r.fail("key " + at + ": names a variant that is not in runs (" + cmp.baseline + " vs " + cmp.variant +
@@ -237,22 +335,77 @@ ExperimentResult parse_results(const json& doc, const std::string& source) {
     const RunResult& base = result.runs.front();
     for (std::size_t i = 1; i < result.runs.size(); ++i) {
       const RunResult& run = result.runs[i];
-      result.comparisons.push_back(
-          {base.variant, run.variant, run.final.val_loss - base.final.val_loss,
-           100.0 * (base.final.val_loss - run.final.val_loss) / base.final.val_loss});
+      Comparison cmp;
+      cmp.baseline = base.variant;
+      cmp.variant = run.variant;
+      cmp.delta_val_loss = run.final.val_loss - base.final.val_loss;
+      cmp.improvement_pct = 100.0 * (base.final.val_loss - run.final.val_loss) / base.final.val_loss;
+      result.comparisons.push_back(std::move(cmp));
     }
   }
   return result;
 }
 
-ExperimentResult read_results(const std::string& path) {
-  return parse_results_text(read_file(path), path);
-}
-
-ExperimentResult parse_results_text(const std::string& text, const std::string& source) {
+ExperimentResult parse_results(const std::string& text, const std::string& source) {
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) throw InputError(source + ": not valid JSON (expected a results.json)");
   return parse_results(doc, source);
+}
+
+ExperimentResult read_results(const std::string& path) {
+  return parse_results(read_file(path), path);
+}
+
+namespace {
+
+json optional_number(const std::optional<double>& v) {
+  return v ? json(*v) : json();
+}
+
+}  // namespace
+
+json to_json(const RunResult& run) {
+  json j;
+  j["variant"] = run.variant;
+  j["variant_spec"] = {{"kind", run.spec.kind}, {"lambda", optional_number(run.spec.lambda)}};
+  if (run.spec.initial_lambda) j["variant_spec"]["initial_lambda"] = *run.spec.initial_lambda;
+  j["lambda"] = optional_number(run.spec.lambda);
+  if (run.layers) j["layers"] = run.layers->empty() ? json("all") : json(*run.layers);
+  if (run.seed) j["seed"] = *run.seed;
+  j["init_checksum"] = run.init_checksum;
+  j["eval"] = json::array();
+  for (const auto& e : run.eval) j["eval"].push_back({{"step", e.step}, {"val_loss", e.val_loss}});
+  j["train_loss"] = json::array();
+  for (const auto& t : run.train_loss) j["train_loss"].push_back({{"step", t.step}, {"loss", t.loss}});
+  json final = {{"val_loss", run.final.val_loss}};
+  if (run.final.val_loss_sem) final["val_loss_sem"] = *run.final.val_loss_sem;
+  if (run.final.eval_tokens) final["eval_tokens"] = *run.final.eval_tokens;
+  if (run.final.eval_windows) final["eval_windows"] = *run.final.eval_windows;
+  if (run.final.train_loss) final["train_loss"] = *run.final.train_loss;
+  j["final"] = final;
+  j["bias"] = json::array();
+  for (const auto& point : run.bias) {
+    json layers = json::array();
+    for (const auto& l : point.layers) {
+      json lj = {{"layer", l.layer}};
+      for (const auto& metric : kBiasMetrics) lj[metric.key] = l.*metric.member;
+      if (!l.lambda_per_head.empty()) lj["lambda_per_head"] = l.lambda_per_head;
+      layers.push_back(lj);
+    }
+    j["bias"].push_back({{"step", point.step}, {"layers", layers}});
+  }
+  j["samples"] = run.samples;
+  if (run.timing) {
+    j["timing"] = {{"wall_s", run.timing->wall_s},
+                   {"train_s", run.timing->train_s},
+                   {"tokens_per_s", run.timing->tokens_per_s},
+                   {"step_ms_median", run.timing->step_ms_median}};
+  }
+  return j;
+}
+
+RunResult parse_run_result(const json& run, const std::string& source) {
+  return parse_run(Reader(source), run, "run");
 }
 
 json to_json(const ExperimentResult& result) {
@@ -260,46 +413,40 @@ json to_json(const ExperimentResult& result) {
   doc["schema"] = kResultsSchema;
   doc["name"] = result.name;
   doc["config"] = result.config;
-  if (result.train_tokens) doc["data"] = {{"train_tokens", *result.train_tokens}};
-  json runs = json::array();
-  for (const auto& run : result.runs) {
-    json j;
-    j["variant"] = run.variant;
-    j["variant_spec"] = {{"kind", run.spec.kind},
-                         {"lambda", run.spec.lambda ? json(*run.spec.lambda) : json()}};
-    j["lambda"] = run.spec.lambda ? json(*run.spec.lambda) : json();
-    if (run.seed) j["seed"] = *run.seed;
-    j["init_checksum"] = run.init_checksum;
-    j["eval"] = json::array();
-    for (const auto& e : run.eval) j["eval"].push_back({{"step", e.step}, {"val_loss", e.val_loss}});
-    json final = {{"val_loss", run.final.val_loss}};
-    if (run.final.val_loss_sem) final["val_loss_sem"] = *run.final.val_loss_sem;
-    if (run.final.eval_tokens) final["eval_tokens"] = *run.final.eval_tokens;
-    if (run.final.train_loss) final["train_loss"] = *run.final.train_loss;
-    j["final"] = final;
-    j["bias"] = json::array();
-    for (const auto& point : run.bias) {
-      json layers = json::array();
-      for (const auto& l : point.layers) {
-        json lj = {{"layer", l.layer},
-                   {"cos_y_v", l.cos_y_v},
-                   {"cos_z_v", l.cos_z_v},
-                   {"attn_diag", l.attn_diag},
-                   {"value_cos", l.value_cos}};
-        if (!l.lambda_per_head.empty()) lj["lambda_per_head"] = l.lambda_per_head;
-        layers.push_back(lj);
-      }
-      j["bias"].push_back({{"step", point.step}, {"layers", layers}});
-    }
-    runs.push_back(j);
+  if (result.version) doc["version"] = {{"xsa", result.version->xsa}, {"torch", result.version->torch}};
+  if (const auto& e = result.environment) {
+    doc["environment"] = {{"threads", e->threads},
+                          {"blas", e->blas},
+                          {"blas_threads", e->blas_threads},
+                          {"workers", e->workers},
+                          {"host_cores", e->host_cores},
+                          {"peak_rss_mib", e->peak_rss_mib},
+                          {"wall_s", e->wall_s}};
+    if (!e->precision.empty()) doc["environment"]["precision"] = e->precision;
+    if (!e->precision_requested.empty()) doc["environment"]["precision_requested"] = e->precision_requested;
+    if (e->cpu_bf16)
+      doc["environment"]["cpu_bf16"] = {{"avx512_bf16", e->cpu_bf16->avx512_bf16},
+                                        {"amx_bf16", e->cpu_bf16->amx_bf16},
+                                        {"native", e->cpu_bf16->native}};
   }
-  doc["runs"] = runs;
+  if (const auto& d = result.data) {
+    doc["data"] = {{"dir", d->dir},
+                   {"vocab_size", d->vocab_size},
+                   {"train_tokens", d->train_tokens},
+                   {"val_tokens", d->val_tokens},
+                   {"tokenizer_sha256", d->tokenizer_sha256}};
+  }
+  doc["runs"] = json::array();
+  for (const auto& run : result.runs) doc["runs"].push_back(to_json(run));
   doc["comparisons"] = json::array();
-  for (const auto& c : result.comparisons)
-    doc["comparisons"].push_back({{"baseline", c.baseline},
-                                  {"variant", c.variant},
-                                  {"delta_val_loss", c.delta_val_loss},
-                                  {"improvement_pct", c.improvement_pct}});
+  for (const auto& c : result.comparisons) {
+    json cj = {{"baseline", c.baseline},
+               {"variant", c.variant},
+               {"delta_val_loss", c.delta_val_loss},
+               {"improvement_pct", c.improvement_pct}};
+    if (c.delta_val_loss_sem) cj["delta_val_loss_sem"] = *c.delta_val_loss_sem;
+    doc["comparisons"].push_back(cj);
+  }
   return doc;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// results.json (schema "xsa.results/1", DESIGN.md) as plain structs: the reader validates what the reports
-// need and tolerates extra fields; the writer is the inverse for the fields modelled here.
+// results.json (schema "xsa.results/1", docs/ARCHITECTURE.md) as typed structs, the one description of the
+// schema: the trainer fills an ExperimentResult and writes it with to_json; xsa-inspect reads it with
+// parse_results, which validates what the reports need and tolerates extra fields.
 // Torch-free: xsa-inspect and the tests link it without LibTorch.
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -8,35 +9,35 @@
 #include <string>
 #include <vector>
 
+#include "xsa/report/bias_metrics.h"
+
 namespace xsa::report {
 
 inline constexpr const char* kResultsSchema = "xsa.results/1";
 
-// How a variant mixes in the self-value projection. Fixed variants have a number λ (sa = 0, xsa = 1);
-// learned/gate variants have none (their per-head λ is reported in the bias metrics instead).
-struct VariantSpec {
+// The variant_spec of a run as recorded: how it mixes in the self-value projection. Fixed variants have
+// a number λ (sa = 0, xsa = 1); learned/gate variants have none (their per-head λ is reported in the bias
+// metrics). Not the config's VariantSpec (xsa/config/config.h), which is what a user asks for.
+struct VariantRecord {
   std::string kind = "fixed";  // "fixed" | "learned" | "gate" | anything else the trainer adds
   std::optional<double> lambda;
+  std::optional<double> initial_lambda;  // "learned": attention.learned_init
 };
 
-// Spec from a variant name alone: "sa" -> λ 0, "xsa" -> λ 1, "lambda=L" -> λ L, else kind = name, no λ.
-VariantSpec variant_spec_from_name(const std::string& variant);
+// Record from a variant name alone: "sa" -> λ 0, "xsa" -> λ 1, "lambda=L" -> λ L, else kind = name, no λ.
+VariantRecord variant_record_from_name(const std::string& variant);
 
 // Group label used by the tables: the shortest form of λ ("0.5", "1") or the kind ("learned").
-std::string variant_group_label(const VariantSpec& spec);
+std::string variant_group_label(const VariantRecord& spec);
 
 struct EvalPoint {
   std::int64_t step = 0;
   double val_loss = 0;
 };
 
-struct LayerBias {
-  int layer = 0;
-  double cos_y_v = 0;                   // cos(y_i, v_i) before the XSA projection
-  double cos_z_v = 0;                   // cos(z_i, v_i) after it
-  double attn_diag = 0;                 // mean a_ii
-  double value_cos = 0;                 // mean cos(v_i, v_j), i != j
-  std::vector<double> lambda_per_head;  // learned/gate variants only
+struct TrainLossPoint {
+  std::int64_t step = 0;
+  double loss = 0;
 };
 
 struct BiasPoint {
@@ -45,53 +46,112 @@ struct BiasPoint {
 };
 
 struct FinalMetrics {
-  double val_loss = 0;
-  std::optional<double> val_loss_sem;
+  double val_loss = 0;                 // mean over every non-overlapping validation window
+  std::optional<double> val_loss_sem;  // SE over those windows
   std::optional<std::int64_t> eval_tokens;
-  std::optional<double> train_loss;
+  std::optional<std::int64_t> eval_windows;
+  std::optional<double> train_loss;  // mean training loss of the last log_interval steps
+};
+
+struct RunTiming {
+  double wall_s = 0;
+  double train_s = 0;
+  double tokens_per_s = 0;
+  double step_ms_median = 0;
 };
 
 struct RunResult {
   std::string variant;  // "sa" | "xsa" | "lambda=0.5" | ...
-  VariantSpec spec;
-  std::optional<std::int64_t> seed;
+  VariantRecord spec;   // "variant_spec" (and the top-level "lambda", which repeats spec.lambda)
+  // Layers the variant applies to: empty = all (written "all"); absent in hand-made files.
+  std::optional<std::vector<int>> layers;
+  std::optional<std::uint64_t> seed;  // config seeds are unsigned 64-bit
   std::string init_checksum;
   std::vector<EvalPoint> eval;
+  std::vector<TrainLossPoint> train_loss;
   FinalMetrics final;
   std::vector<BiasPoint> bias;
+  std::vector<std::string> samples;
+  std::optional<RunTiming> timing;
 };
 
 struct Comparison {
   std::string baseline;
   std::string variant;
-  double delta_val_loss = 0;   // variant - baseline (negative = variant better)
-  double improvement_pct = 0;  // 100 * (baseline - variant) / baseline
+  double delta_val_loss = 0;                 // variant - baseline (negative = variant better)
+  std::optional<double> delta_val_loss_sem;  // SE of the paired per-window difference
+  double improvement_pct = 0;                // 100 * (baseline - variant) / baseline
+};
+
+struct VersionInfo {
+  std::string xsa;
+  std::string torch;
+};
+
+// Where and how the experiment ran. Fields a file lacks read as their defaults.
+struct Environment {
+  int threads = 0;       // LibTorch intra-op threads per run
+  std::string blas;      // BLAS library description
+  int blas_threads = 0;  // -1 if the BLAS does not say
+  int workers = 0;
+  std::int64_t host_cores = 0;
+  double peak_rss_mib = 0;
+  double wall_s = 0;
+  // Mixed precision (files written before runtime.precision existed: empty / absent).
+  std::string precision;            // used: "fp32" | "bf16"
+  std::string precision_requested;  // runtime.precision as configured: "fp32" | "bf16" | "auto"
+  struct CpuBf16 {
+    bool avx512_bf16 = false, amx_bf16 = false, native = false;
+  };
+  std::optional<CpuBf16> cpu_bf16;  // what /proc/cpuinfo said
+};
+
+// The prepared data the experiment trained on (from meta.json). Fields a file lacks read as defaults.
+struct DataInfo {
+  std::string dir;
+  std::int64_t vocab_size = 0;
+  std::int64_t train_tokens = 0;
+  std::int64_t val_tokens = 0;
+  std::string tokenizer_sha256;
 };
 
 // One results.json = one paired experiment (a baseline and one or more variants, same init and batches).
+// The trainer builds this and writes it with to_json; xsa-inspect reads it back with parse_results.
 struct ExperimentResult {
-  std::string source;  // path of the results.json it was read from (empty if built in memory)
-  std::string label;   // experiment id: the folder holding results.json (run name or sweep run id)
+  std::string source;  // path of the results.json it was read from (empty if built in memory); not written
+  std::string
+      label;  // experiment id: the folder holding results.json (run name or sweep run id); not written
   std::string name;
-  std::int64_t seq_len = 0;                  // config.data.seq_len
-  std::optional<std::int64_t> seed;          // config.seed
-  std::optional<std::int64_t> train_tokens;  // data.train_tokens: the size of one epoch
-  nlohmann::json config = nlohmann::json::object();
+  std::int64_t seq_len = 0;                          // config.data.seq_len (derived from config on read)
+  std::optional<std::uint64_t> seed;                 // config.seed (derived from config on read)
+  nlohmann::json config = nlohmann::json::object();  // the resolved config (xsa/config: config_to_json)
+  std::optional<VersionInfo> version;
+  std::optional<Environment> environment;
+  std::optional<DataInfo> data;
   std::vector<RunResult> runs;
   std::vector<Comparison> comparisons;  // each variant vs runs[0]; derived from final losses if absent
 
   const RunResult* find_run(const std::string& variant) const;
+  // data.train_tokens, the size of one epoch, where the file records it.
+  std::optional<std::int64_t> train_tokens() const {
+    return data && data->train_tokens > 0 ? std::optional<std::int64_t>(data->train_tokens) : std::nullopt;
+  }
 };
 
 // Validates and converts; `source` names the file in errors. Throws InputError with one line such as
-// "runs/a/results.json: missing key runs[1].final.val_loss".
+// "runs/a/results.json: missing key runs[1].final.val_loss". Reads every file written under this schema
+// since its first version: fields added later are optional.
 ExperimentResult parse_results(const nlohmann::json& doc, const std::string& source);
+// The same from the text of a file (not JSON -> InputError naming `source`).
+ExperimentResult parse_results(const std::string& text, const std::string& source);
 ExperimentResult read_results(const std::string& path);
-// read_results on text already read (also used by the fuzzer).
-ExperimentResult parse_results_text(const std::string& text, const std::string& source);
 
-// Inverse of parse_results for the modelled fields (config is copied as is).
+// The results.json document (the inverse of parse_results; config is copied as is).
 nlohmann::json to_json(const ExperimentResult& result);
+
+// One entry of "runs", both ways (the trainer's checkpoints store a run's progress in this format).
+nlohmann::json to_json(const RunResult& run);
+RunResult parse_run_result(const nlohmann::json& run, const std::string& source);
 
 // Everything found under the given paths. A file is read as results.json whatever its name; a folder is
 // searched recursively for files named results.json, so a sweep folder (shards included) merges naturally.

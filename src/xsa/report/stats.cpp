@@ -1,5 +1,6 @@
 #include "xsa/report/stats.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -25,6 +26,13 @@ double sample_sd(const std::vector<double>& xs) {
   double ss = 0;
   for (double x : xs) ss += (x - m) * (x - m);
   return std::sqrt(ss / static_cast<double>(xs.size() - 1));
+}
+
+double median(std::vector<double> xs) {
+  if (xs.empty()) return kNaN;
+  std::sort(xs.begin(), xs.end());
+  const std::size_t n = xs.size();
+  return n % 2 ? xs[n / 2] : 0.5 * (xs[n / 2 - 1] + xs[n / 2]);
 }
 
 double standard_error(const std::vector<double>& xs) {

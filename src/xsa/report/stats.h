@@ -11,6 +11,7 @@ namespace xsa::report {
 double mean(const std::vector<double>& xs);            // NaN for an empty vector
 double sample_sd(const std::vector<double>& xs);       // n-1 denominator; NaN for n < 2
 double standard_error(const std::vector<double>& xs);  // sample_sd / sqrt(n); NaN for n < 2
+double median(std::vector<double> xs);                 // mean of the middle two for even n; NaN if empty
 
 // I_x(a, b), the regularized incomplete beta function, for a, b > 0 and x in [0, 1].
 double regularized_incomplete_beta(double a, double b, double x);

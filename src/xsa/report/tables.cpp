@@ -180,9 +180,10 @@ Table paired_table(const std::vector<ExperimentResult>& experiments) {
       const Comparison* cmp = nullptr;
       for (const auto& c : e.comparisons)
         if (c.variant == run.variant) cmp = &c;
-      t.rows.push_back({e.label, e.seq_len, run.seed ? Cell(*run.seed) : Cell(), run.variant,
-                        variant_group_label(run.spec), run.final.val_loss, opt_cell(run.final.val_loss_sem),
-                        cmp ? Cell(cmp->delta_val_loss) : Cell(), cmp ? Cell(cmp->improvement_pct) : Cell()});
+      t.rows.push_back({e.label, e.seq_len, run.seed ? Cell(static_cast<std::int64_t>(*run.seed)) : Cell(),
+                        run.variant, variant_group_label(run.spec), run.final.val_loss,
+                        opt_cell(run.final.val_loss_sem), cmp ? Cell(cmp->delta_val_loss) : Cell(),
+                        cmp ? Cell(cmp->improvement_pct) : Cell()});
     }
   }
   return t;
@@ -310,18 +311,6 @@ const LayerBias* find_layer(const BiasPoint* point, int layer) {
   return nullptr;
 }
 
-// The four bias metrics, named once for the bias tables.
-struct BiasMetric {
-  const char* key;
-  const char* header;
-  double LayerBias::*member;
-};
-constexpr BiasMetric kBiasMetrics[] = {{"cos_y_v", "cos(y,v)", &LayerBias::cos_y_v},
-                                       {"cos_z_v", "cos(z,v)", &LayerBias::cos_z_v},
-                                       {"attn_diag", "attn_diag", &LayerBias::attn_diag},
-                                       {"value_cos", "value_cos", &LayerBias::value_cos}};
-constexpr std::size_t kBiasMetricCount = sizeof(kBiasMetrics) / sizeof(kBiasMetrics[0]);
-
 // Half-width of the 95% Student t interval of the mean over seeds (absent for fewer than two seeds).
 Cell ci_half_width(const std::vector<double>& xs) {
   const PairedInterval ci = paired_interval(xs);
@@ -341,8 +330,8 @@ Table bias_table(const std::vector<Group>& per_len, BiasMoment moment) {
     for (const auto& m : kBiasMetrics) {
       const std::string key = std::string(side) + "_" + m.key;
       const std::string who = std::string(side) == "base" ? "base " : "variant ";
-      t.columns.push_back({key, who + m.header, 3, false, key + "_ci"});
-      t.columns.push_back({key + "_ci", who + m.header + " 95% CI ±", 3});
+      t.columns.push_back({key, who + m.label, 3, false, key + "_ci"});
+      t.columns.push_back({key + "_ci", who + m.label + " 95% CI ±", 3});
     }
   t.columns.push_back({"var_lambda_mean", "variant mean learned λ", 3});
   for (const auto& g : per_len) {
@@ -363,7 +352,7 @@ Table bias_table(const std::vector<Group>& per_len, BiasMoment moment) {
         if (const LayerBias* b = find_layer(bias_at(*p.baseline, moment), layer))
           for (std::size_t m = 0; m < kBiasMetricCount; ++m) base[m].push_back(b->*kBiasMetrics[m].member);
       }
-        std::vector<Cell> row = {*g.key.seq_len,
+      std::vector<Cell> row = {*g.key.seq_len,
                                g.key.steps,
                                g.key.baseline,
                                g.key.label,
@@ -476,8 +465,8 @@ Table by_budget_table(const std::vector<Group>& pooled) {
       const ExperimentResult& e = *p.experiment;
       const std::int64_t run_tokens = train_steps(e) * batch_size(e) * e.seq_len;
       tokens.insert(run_tokens);
-      if (e.train_tokens && *e.train_tokens > 0)
-        epochs.insert(static_cast<double>(run_tokens) / static_cast<double>(*e.train_tokens));
+      if (auto train_tokens = e.train_tokens())
+        epochs.insert(static_cast<double>(run_tokens) / static_cast<double>(*train_tokens));
       const RunResult* runs[2] = {p.baseline, p.variant};
       for (int i = 0; i < 2; ++i) {
         val[i].push_back(runs[i]->final.val_loss);

@@ -20,6 +20,7 @@
 #include "xsa/sweep/claim.h"
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
+#include "xsa/util/progress.h"
 #include "xsa/util/stop_signal.h"
 
 namespace fs = std::filesystem;
@@ -43,18 +44,6 @@ struct PointState {
   std::unique_ptr<Claim> claim;
   bool claim_lost = false;
 };
-
-std::string format_duration(double s) {
-  long t = static_cast<long>(s + 0.5);
-  char buf[32];
-  if (t >= 3600)
-    std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t / 60) % 60);
-  else if (t >= 60)
-    std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
-  else
-    std::snprintf(buf, sizeof buf, "%lds", t);
-  return buf;
-}
 
 // Last non-empty line of the child's output: the trainer's one-line error on failure.
 std::string last_line(const std::string& path) {

@@ -21,22 +21,6 @@ namespace fs = std::filesystem;
 namespace xsa {
 namespace {
 
-std::optional<long long> plain_integer(const std::string& s) {
-  const char* begin = s.data() + (!s.empty() && s[0] == '+' ? 1 : 0);
-  long long v = 0;
-  auto [end, ec] = std::from_chars(begin, s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || begin == end) return std::nullopt;
-  return v;
-}
-
-std::optional<double> plain_number(const std::string& s) {
-  if (s.empty() || s.find_first_not_of("0123456789+-.eE") != std::string::npos) return std::nullopt;
-  char* end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
-
 // Keeps run ids usable as folder names and in shells.
 std::string filesystem_safe(const std::string& text) {
   std::string out;
@@ -73,10 +57,10 @@ SweepValue to_value(const YAML::Node& n, const std::string& where) {
   if (n.Tag() == "!") {  // quoted: stays a string for the trainer
     v.arg = nlohmann::json(s).dump();
     v.json = s;
-  } else if (auto i = plain_integer(s)) {
+  } else if (auto i = parse_plain_integer(s)) {
     v.arg = s;
     v.json = *i;
-  } else if (auto d = plain_number(s)) {
+  } else if (auto d = parse_plain_number(s)) {
     v.arg = s;
     v.json = *d;
   } else if (s == "true" || s == "false") {
@@ -283,8 +267,8 @@ Shard parse_shard(const std::string& text) {
   const std::string expected = "--shard '" + text + "': expected K/N with integers 0 <= K < N (e.g. 0/4)";
   auto slash = text.find('/');
   if (slash == std::string::npos) throw InputError(expected);
-  auto k = plain_integer(text.substr(0, slash));
-  auto n = plain_integer(text.substr(slash + 1));
+  auto k = parse_plain_integer(text.substr(0, slash));
+  auto n = parse_plain_integer(text.substr(slash + 1));
   if (!k || !n || text[0] == '+' || *n < 1 || *k < 0 || *k >= *n || *n > 1000000) throw InputError(expected);
   return Shard{static_cast<int>(*k), static_cast<int>(*n)};
 }

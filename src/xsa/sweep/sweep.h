@@ -1,6 +1,7 @@
 #pragma once
 // Sweep files: a base config plus a grid of --set overrides, expanded into paired-experiment points
-// with stable run ids, validated up front and split into shards (DESIGN.md "Scale-out"). Torch-free.
+// with stable run ids, validated up front and split into shards (docs/ARCHITECTURE.md "Sweep files and
+// summaries"). Torch-free.
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>

@@ -24,17 +24,12 @@
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
 #include "xsa/util/sha256.h"
+#include "xsa/util/timing.h"
 
 namespace fs = std::filesystem;
 
 namespace xsa {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 std::string format_seconds(double seconds) {
   std::ostringstream s;

@@ -1,6 +1,6 @@
 #pragma once
-// xsa-prepare's two jobs: turning TinyStories text into a token data folder (DESIGN.md "Token data"), and
-// decoding ids back to text. Kept out of main() so the steps can be tested.
+// xsa-prepare's two jobs: turning TinyStories text into a token data folder (docs/ARCHITECTURE.md "Data
+// flow"), and decoding ids back to text. Kept out of main() so the steps can be tested.
 #include <cstddef>
 #include <iosfwd>
 #include <string>

@@ -2,21 +2,12 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <sys/resource.h>
-#include <torch/nn/functional/loss.h>
-#include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
-#include <torch/serialize/input-archive.h>
-#include <torch/serialize/output-archive.h>
-#include <torch/utils.h>
 #include <torch/version.h>
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <cmath>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -27,26 +18,26 @@
 #include <thread>
 
 #include "xsa/data/sampler.h"
+#include "xsa/model/generate.h"
 #include "xsa/model/gpt.h"
 #include "xsa/model/precision.h"
+#include "xsa/report/stats.h"
+#include "xsa/train/checkpoint.h"
+#include "xsa/train/evaluation.h"
 #include "xsa/train/schedule.h"
+#include "xsa/train/step.h"
 #include "xsa/train/threads.h"
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
 #include "xsa/util/progress.h"
 #include "xsa/util/stop_signal.h"
+#include "xsa/util/timing.h"
 
 namespace xsa {
 
 using json = nlohmann::json;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 // Fault injection for the resume tests: XSA_FAULT_EXIT_AFTER_STEP=N ends the process abruptly (like
 // kill -9: no cleanup, no results) right after step N of any run has completed and been checkpointed.
@@ -77,52 +68,12 @@ class LogWriter {
   std::ofstream out_;
 };
 
-// (B, T+1) int64 batch of the windows starting at `starts`.
-torch::Tensor make_batch(const TokenFile& file, const std::uint64_t* starts, int64_t count, int seq_len) {
-  auto batch = torch::empty({count, seq_len + 1}, torch::kLong);
-  auto* out = batch.data_ptr<int64_t>();
-  for (int64_t b = 0; b < count; ++b) {
-    const std::uint16_t* src = file.data() + starts[b];
-    for (int t = 0; t <= seq_len; ++t) out[b * (seq_len + 1) + t] = src[t];
-  }
-  return batch;
+// Mean and SE over windows; 0 where undefined (one window has no spread), as results.json has always held.
+double mean_or_zero(const std::vector<double>& v) {
+  return v.empty() ? 0.0 : report::mean(v);
 }
-
-// Mean next-token loss of each window (no grad).
-std::vector<double> window_losses(Gpt& model, const TokenFile& file, const std::vector<std::uint64_t>& starts,
-                                  int seq_len, int batch_size) {
-  torch::NoGradGuard no_grad;
-  std::vector<double> losses;
-  losses.reserve(starts.size());
-  for (size_t i = 0; i < starts.size(); i += batch_size) {
-    int64_t n = std::min<int64_t>(batch_size, starts.size() - i);
-    auto batch = make_batch(file, starts.data() + i, n, seq_len);  // (n, T+1)
-    auto x = batch.narrow(1, 0, seq_len), y = batch.narrow(1, 1, seq_len);
-    auto per_window = model->token_losses(x, y).mean(1).to(torch::kDouble).contiguous();  // (n)
-    const double* p = per_window.data_ptr<double>();
-    losses.insert(losses.end(), p, p + n);
-  }
-  return losses;
-}
-
-double mean_of(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? 0.0 : s / v.size();
-}
-
-double sem_of(const std::vector<double>& v) {
-  if (v.size() < 2) return 0.0;
-  double m = mean_of(v), ss = 0;
-  for (double x : v) ss += (x - m) * (x - m);
-  return std::sqrt(ss / (v.size() - 1)) / std::sqrt(static_cast<double>(v.size()));
-}
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+double sem_or_zero(const std::vector<double>& v) {
+  return v.size() < 2 ? 0.0 : report::standard_error(v);
 }
 
 // Everything the concurrent runs share (read-only except the log, board and abort flag).
@@ -131,6 +82,7 @@ struct Shared {
   const TokenDataset& data;
   const PiecesDecoder& decoder;
   std::string out_dir;
+  json identity;             // what a checkpoint must match to be resumed
   LogWriter* log = nullptr;  // opened once the log has been trimmed for a resume
   ProgressBoard& board;
   std::atomic<bool>& abort;
@@ -139,6 +91,8 @@ struct Shared {
   Precision precision = Precision::kFp32;  // runtime.precision resolved for this CPU
 };
 
+// One variant's run: builds its model, runs the step loop, records evaluations, checkpoints and the
+// result. The step, evaluation, sampling and checkpoint I/O live in their own modules.
 class VariantRun {
  public:
   VariantRun(size_t index, VariantSpec spec, Shared& shared)
@@ -150,36 +104,39 @@ class VariantRun {
     const auto& cfg = s_.cfg;
     model_ = Gpt(cfg.model, cfg.attention, spec_, s_.data.meta.vocab_size, cfg.data.seq_len);
     model_->init_weights(at::make_generator<at::CPUGeneratorImpl>(cfg.seed));
-    init_checksum_ = model_->weights_checksum();
     optimizer_ = make_adamw(model_, cfg.train);
+    record_.variant = spec_.name();
+    record_.spec.kind = variant_kind_name(spec_.kind);
+    if (spec_.kind == VariantSpec::Kind::kFixed) record_.spec.lambda = spec_.lambda;
+    if (spec_.kind == VariantSpec::Kind::kLearned) record_.spec.initial_lambda = cfg.attention.learned_init;
+    record_.layers = cfg.attention.layers;
+    record_.seed = cfg.seed;
+    record_.init_checksum = model_->weights_checksum();
   }
 
   std::string checkpoint_path() const { return s_.out_dir + "/checkpoints/" + spec_.name() + ".pt"; }
 
   // Returns the completed step of the checkpoint that was loaded, or -1.
   int load_checkpoint_if_any() {
-    std::string path = checkpoint_path();
+    const std::string path = checkpoint_path();
     if (!path_exists(path)) return -1;
+    json progress = load_checkpoint(path, model_, *optimizer_, s_.identity);
     try {
-      return restore_checkpoint(path);
-    } catch (const InputError&) {
-      throw;
+      restore_progress(progress);
     } catch (const std::exception& e) {
-      std::string what = e.what();
-      if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
-      throw InputError(path + ": damaged or incompatible checkpoint (" + what +
+      throw InputError(path + ": damaged or incompatible checkpoint (" + e.what() +
                        "); use --force to start over");
     }
+    return step_;
   }
 
   // Worker thread.
   void run() {
-    if (!finished_result_.is_null()) return;  // resumed after this run had already finished
+    if (finished_) return;  // resumed after this run had already finished
     const auto& cfg = s_.cfg;
     const int T = cfg.data.seq_len, B = cfg.train.batch_size, steps = cfg.train.steps;
     auto t_start = Clock::now();
     TrainWindowSampler sampler(s_.data.train->size(), T, batch_order_seed(cfg.seed));
-    std::vector<torch::Tensor> params = model_->parameters();
 
     if (stop_requested()) throw StoppedAtStepBoundary{};  // not started (or resumed) yet: nothing new to save
     if (step_ == 0) record_eval_and_bias(0);
@@ -188,125 +145,82 @@ class VariantRun {
       // SIGTERM (preemption, scancel, time limit): checkpoint this step boundary and stop; --resume
       // continues bit-identically from here.
       if (stop_requested()) {
-        save_checkpoint(prior_wall_s_ + seconds_since(t_start));
+        save(prior_wall_s_ + seconds_since(t_start));  // even with checkpoint_interval 0: resuming needs it
         throw StoppedAtStepBoundary{};
       }
       auto t0 = Clock::now();
       const double lr = learning_rate(step_, steps, cfg.train.warmup_steps, cfg.train.lr, cfg.train.min_lr);
-      for (auto& group : optimizer_->param_groups())
-        static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
-
       auto starts = sampler.batch_starts(step_, B);
       auto batch = make_batch(*s_.data.train, starts.data(), B, T);  // (B, T+1)
       auto x = batch.narrow(1, 0, T), y = batch.narrow(1, 1, T);     // (B, T) each
-      optimizer_->zero_grad();
-      torch::Tensor loss;
-      {
-        PrecisionScope mixed(s_.precision);  // bf16: matmuls in bf16 for the forward only
-        loss = model_->forward_loss(x, y);   // fused output layer + cross-entropy
-      }
-      double loss_value = loss.item<double>();
-      if (!std::isfinite(loss_value)) {
-        throw RuntimeFailure("run '" + spec_.name() + "': loss became " + std::to_string(loss_value) +
-                             " at step " + std::to_string(step_ + 1));
-      }
-      loss.backward();
-      double grad_norm =
-          cfg.train.grad_clip > 0
-              ? torch::nn::utils::clip_grad_norm_(params, cfg.train.grad_clip)
-              : torch::nn::utils::clip_grad_norm_(params, std::numeric_limits<double>::infinity());
-      if (!std::isfinite(grad_norm)) {
-        throw RuntimeFailure("run '" + spec_.name() + "': gradient norm became " + std::to_string(grad_norm) +
-                             " at step " + std::to_string(step_ + 1));
-      }
-      optimizer_->step();
+      StepOutcome outcome = train_step(model_, *optimizer_, x, y, lr, cfg.train.grad_clip, spec_.name(),
+                                       step_ + 1, s_.precision);
       ++step_;
       double ms = 1e3 * seconds_since(t0);
       step_ms_.push_back(ms);
-      step_losses_.push_back(loss_value);
+      step_losses_.push_back(outcome.loss);
 
       if (step_ % cfg.train.log_interval == 0 || step_ == steps) {
-        train_loss_.push_back({{"step", step_}, {"loss", loss_value}});
+        record_.train_loss.push_back({step_, outcome.loss});
         s_.log->write({{"run", spec_.name()},
                        {"step", step_},
-                       {"loss", loss_value},
+                       {"loss", outcome.loss},
                        {"lr", lr},
-                       {"grad_norm", grad_norm},
+                       {"grad_norm", outcome.grad_norm},
                        {"ms", ms}});
       }
-      s_.board.update(index_, step_, loss_value, recent_tokens_per_s());
+      s_.board.update(index_, step_, outcome.loss, recent_tokens_per_s());
       if (step_ % cfg.eval.interval == 0 || step_ % cfg.metrics.bias_interval == 0 || step_ == steps) {
         record_eval_and_bias(step_);
       }
-      if (step_ == steps) {
-        finished_result_ = make_result(prior_wall_s_ + seconds_since(t_start));
-        save_checkpoint(prior_wall_s_ + seconds_since(t_start));  // a resume after this skips the run
-      } else if (cfg.train.checkpoint_interval > 0 && step_ % cfg.train.checkpoint_interval == 0) {
-        save_checkpoint(prior_wall_s_ + seconds_since(t_start));
-      }
+      if (step_ == steps) finish(prior_wall_s_ + seconds_since(t_start));
+      // checkpoint_interval 0 writes none; otherwise also one at the end, so a resume skips this run.
+      const int every = cfg.train.checkpoint_interval;
+      if (every > 0 && (step_ % every == 0 || step_ == steps)) save(prior_wall_s_ + seconds_since(t_start));
       if (step_ == fault_exit_step()) std::_Exit(86);
     }
   }
 
-  const json& result() const { return finished_result_; }
+  const report::RunResult& result() const { return record_; }
+  const std::vector<double>& final_window_losses() const { return window_losses_; }
 
  private:
-  int restore_checkpoint(const std::string& path) {
-    torch::serialize::InputArchive archive;
-    archive.load_from(path);
-    c10::IValue state_value;
-    archive.read("state", state_value);
-    json state = json::parse(state_value.toStringRef());
-    json want = config_identity();
-    const json& had = state.at("identity");
-    if (had != want) {
-      std::string differs;
-      for (const auto& [key, value] : want.items()) {
-        if (had.contains(key) && had.at(key) == value) continue;
-        if (key == "config" && had.contains(key)) {
-          for (const auto& [section, v] : value.items()) {
-            if (!had.at(key).contains(section) || had.at(key).at(section) != v)
-              differs += " config." + section;
-          }
-        } else {
-          differs += " " + key;
-        }
-      }
-      throw InputError(path + ": checkpoint was made with a different config or data (differs in:" + differs +
-                       "); use --force to start over");
+  // The run's progress as the checkpoint stores it; the lists in results.json's format.
+  json progress() const {
+    json run = report::to_json(record_);
+    json state = {{"step", step_},       {"eval", run["eval"]},
+                  {"bias", run["bias"]}, {"train_loss", run["train_loss"]},
+                  {"step_ms", step_ms_}, {"step_losses", step_losses_},
+                  {"wall_s", wall_s_},   {"init_checksum", record_.init_checksum}};
+    if (finished_) {
+      state["result"] = run;
+      state["result"]["window_losses"] = window_losses_;  // for the paired SE when resumed
     }
-    torch::serialize::InputArchive model_archive, optim_archive;
-    archive.read("model", model_archive);
-    archive.read("optimizer", optim_archive);
-    model_->load(model_archive);
-    optimizer_->load(optim_archive);
+    return state;
+  }
+
+  void restore_progress(const json& state) {
+    const std::string source = checkpoint_path();
     step_ = state.at("step").get<int>();
-    eval_ = state.at("eval");
-    bias_ = state.at("bias");
-    train_loss_ = state.at("train_loss");
     step_ms_ = state.at("step_ms").get<std::vector<double>>();
     step_losses_ = state.at("step_losses").get<std::vector<double>>();
     prior_wall_s_ = state.at("wall_s").get<double>();
-    init_checksum_ = state.at("init_checksum").get<std::string>();
-    if (state.contains("result")) finished_result_ = state.at("result");
-    return step_;
-  }
-
-  // What must match for a checkpoint to be resumable: the config minus runtime settings, and the data.
-  json config_identity() const {
-    json c = config_to_json(s_.cfg);
-    c.erase("runtime");
-    json inputs = s_.data.meta.raw.value("inputs", json::array());
-    // Bit-identical continuation also needs the same thread count (reductions may split differently);
-    // workers do not matter.
-    return {{"config", c},
-            {"threads", s_.cfg.runtime.threads},
-            {"precision", precision_name(s_.precision)},
-            {"vocab_size", s_.data.meta.vocab_size},
-            {"train_tokens", s_.data.meta.train_tokens},
-            {"val_tokens", s_.data.meta.val_tokens},
-            {"tokenizer_sha256", s_.data.meta.tokenizer_sha256},
-            {"inputs", inputs}};
+    if (state.contains("result")) {
+      record_ = report::parse_run_result(state.at("result"), source);
+      window_losses_ = state.at("result").at("window_losses").get<std::vector<double>>();
+      finished_ = true;
+      return;
+    }
+    json lists = {{"variant", record_.variant},
+                  {"final", {{"val_loss", 0.0}}},
+                  {"eval", state.at("eval")},
+                  {"bias", state.at("bias")},
+                  {"train_loss", state.at("train_loss")}};
+    report::RunResult restored = report::parse_run_result(lists, source);
+    record_.eval = std::move(restored.eval);
+    record_.bias = std::move(restored.bias);
+    record_.train_loss = std::move(restored.train_loss);
+    record_.init_checksum = state.at("init_checksum").get<std::string>();
   }
 
   double recent_tokens_per_s() const {
@@ -319,143 +233,62 @@ class VariantRun {
   void record_eval_and_bias(int step) {
     const auto& cfg = s_.cfg;
     PrecisionScope mixed(s_.precision);
-    if (step % cfg.eval.interval == 0 || step == cfg.train.steps) {
-      auto losses =
-          window_losses(model_, *s_.data.val, s_.eval_starts, cfg.data.seq_len, cfg.train.batch_size);
-      eval_.push_back({{"step", step}, {"val_loss", mean_of(losses)}});
-    }
-    if (step % cfg.metrics.bias_interval == 0 || step == cfg.train.steps) bias_.push_back(measure_bias(step));
-  }
-
-  json measure_bias(int step) {
-    torch::NoGradGuard no_grad;
-    const auto& cfg = s_.cfg;
     const int T = cfg.data.seq_len, B = cfg.train.batch_size;
-    const int L = cfg.model.n_layer;
-    std::vector<LayerBias> sum(L);
-    size_t windows = 0;
-    for (size_t i = 0; i < s_.bias_starts.size(); i += B) {
-      int64_t n = std::min<int64_t>(B, s_.bias_starts.size() - i);
-      auto batch = make_batch(*s_.data.val, s_.bias_starts.data() + i, n, T);
-      BiasProbe probe;
-      model_->forward(batch.narrow(1, 0, T), &probe);
-      for (int l = 0; l < L; ++l) {  // window-weighted mean over batches
-        sum[l].cos_y_v += n * probe.layers[l].cos_y_v;
-        sum[l].cos_z_v += n * probe.layers[l].cos_z_v;
-        sum[l].attn_diag += n * probe.layers[l].attn_diag;
-        sum[l].value_cos += n * probe.layers[l].value_cos;
-        sum[l].lambda_per_head = probe.layers[l].lambda_per_head;
-      }
-      windows += n;
+    if (step % cfg.eval.interval == 0 || step == cfg.train.steps) {
+      record_.eval.push_back({step, mean_or_zero(window_losses(model_, *s_.data.val, s_.eval_starts, T, B))});
     }
-    json layers = json::array();
-    for (int l = 0; l < L; ++l) {
-      json entry = {{"layer", l},
-                    {"cos_y_v", sum[l].cos_y_v / windows},
-                    {"cos_z_v", sum[l].cos_z_v / windows},
-                    {"attn_diag", sum[l].attn_diag / windows},
-                    {"value_cos", sum[l].value_cos / windows}};
-      if (spec_.kind != VariantSpec::Kind::kFixed) entry["lambda_per_head"] = sum[l].lambda_per_head;
-      layers.push_back(entry);
+    if (step % cfg.metrics.bias_interval == 0 || step == cfg.train.steps) {
+      const bool per_head = spec_.kind != VariantSpec::Kind::kFixed;
+      record_.bias.push_back({step, measure_bias(model_, *s_.data.val, s_.bias_starts, T, B, per_head)});
     }
-    return {{"step", step}, {"layers", layers}};
   }
 
   std::vector<std::string> generate_samples() {
-    torch::NoGradGuard no_grad;
     const auto& sc = s_.cfg.sample;
     auto gen = at::make_generator<at::CPUGeneratorImpl>(sc.seed);  // same prompts/draws for every variant
+    const std::int64_t bos = s_.data.meta.bos_id, eos = s_.data.meta.eos_id;
     std::vector<std::string> out;
-    const int bos = s_.data.meta.bos_id, eos = s_.data.meta.eos_id;
     for (int k = 0; k < sc.count; ++k) {
-      std::vector<int64_t> ids{bos};
-      for (int n = 0; n < sc.tokens; ++n) {
-        int64_t from = std::max<int64_t>(0, static_cast<int64_t>(ids.size()) - s_.cfg.data.seq_len);
-        auto ctx =
-            torch::tensor(std::vector<int64_t>(ids.begin() + from, ids.end()), torch::kLong).view({1, -1});
-        auto logits = model_->forward(ctx).select(1, ctx.size(1) - 1).squeeze(0) / sc.temperature;  // (V)
-        if (sc.top_k > 0 && sc.top_k < logits.size(0)) {
-          auto kth = std::get<0>(logits.topk(sc.top_k)).select(0, sc.top_k - 1);
-          logits = logits.masked_fill(logits < kth, -std::numeric_limits<float>::infinity());
-        }
-        int64_t next = torch::multinomial(torch::softmax(logits, -1), 1, false, gen).item<int64_t>();
-        if (next == bos || next == eos) break;
-        ids.push_back(next);
-      }
+      std::vector<std::int64_t> ids = generate(model_, {bos}, sc, {bos, eos}, gen);
       out.push_back(s_.decoder.decode(std::vector<int>(ids.begin() + 1, ids.end())));
     }
     return out;
   }
 
-  json make_result(double wall_s) {
+  // The final evaluation over every validation window, samples and timing.
+  void finish(double wall_s) {
     const auto& cfg = s_.cfg;
     auto all_windows = evenly_spaced_windows(s_.data.val->size(), cfg.data.seq_len, UINT64_MAX);
     {
       PrecisionScope mixed(s_.precision);
-      final_window_losses_ =
+      window_losses_ =
           window_losses(model_, *s_.data.val, all_windows, cfg.data.seq_len, cfg.train.batch_size);
     }
     double train_time_s = 0;
     for (double ms : step_ms_) train_time_s += ms / 1e3;
     // Final training loss: mean over the last log_interval steps (one step is too noisy).
     size_t tail = std::min<size_t>(step_losses_.size(), cfg.train.log_interval);
-    double recent_train_loss = mean_of(std::vector<double>(step_losses_.end() - tail, step_losses_.end()));
-    json variant_spec = {{"kind", spec_.kind == VariantSpec::Kind::kFixed     ? "fixed"
-                                  : spec_.kind == VariantSpec::Kind::kLearned ? "learned"
-                                                                              : "gate"}};
-    variant_spec["lambda"] = spec_.kind == VariantSpec::Kind::kFixed ? json(spec_.lambda) : json(nullptr);
-    if (spec_.kind == VariantSpec::Kind::kLearned)
-      variant_spec["initial_lambda"] = cfg.attention.learned_init;
-    json layers_applied = cfg.attention.layers.empty() ? json("all") : json(cfg.attention.layers);
-    return {
-        {"variant", spec_.name()},
-        {"lambda", variant_spec["lambda"]},
-        {"variant_spec", variant_spec},
-        {"layers", layers_applied},
-        {"seed", cfg.seed},
-        {"init_checksum", init_checksum_},
-        {"eval", eval_},
-        {"final",
-         {{"val_loss", mean_of(final_window_losses_)},
-          {"val_loss_sem", sem_of(final_window_losses_)},
-          {"eval_tokens", static_cast<std::uint64_t>(all_windows.size()) * cfg.data.seq_len},
-          {"eval_windows", all_windows.size()},
-          {"train_loss", recent_train_loss}}},
-        {"window_losses", final_window_losses_},
-        {"bias", bias_},
-        {"train_loss", train_loss_},
-        {"samples", generate_samples()},
-        {"timing",
-         {{"wall_s", wall_s},
-          {"train_s", train_time_s},
-          {"tokens_per_s",
-           train_time_s > 0 ? step_ms_.size() * cfg.train.batch_size * cfg.data.seq_len / train_time_s : 0.0},
-          {"step_ms_median", median_of(step_ms_)}}}};
+    auto& final = record_.final;
+    final.val_loss = mean_or_zero(window_losses_);
+    final.val_loss_sem = sem_or_zero(window_losses_);
+    final.eval_tokens = static_cast<std::int64_t>(all_windows.size()) * cfg.data.seq_len;
+    final.eval_windows = static_cast<std::int64_t>(all_windows.size());
+    final.train_loss = mean_or_zero(std::vector<double>(step_losses_.end() - tail, step_losses_.end()));
+    record_.samples = generate_samples();
+    report::RunTiming timing;
+    timing.wall_s = wall_s;
+    timing.train_s = train_time_s;
+    timing.tokens_per_s =
+        train_time_s > 0 ? step_ms_.size() * cfg.train.batch_size * cfg.data.seq_len / train_time_s : 0.0;
+    timing.step_ms_median = step_ms_.empty() ? 0.0 : report::median(step_ms_);
+    record_.timing = timing;
+    finished_ = true;
   }
 
-  void save_checkpoint(double wall_s) {
+  void save(double wall_s) {
+    wall_s_ = wall_s;
     make_directories(s_.out_dir + "/checkpoints");
-    json state = {{"identity", config_identity()},
-                  {"step", step_},
-                  {"eval", eval_},
-                  {"bias", bias_},
-                  {"train_loss", train_loss_},
-                  {"step_ms", step_ms_},
-                  {"step_losses", step_losses_},
-                  {"wall_s", wall_s},
-                  {"init_checksum", init_checksum_}};
-    if (!finished_result_.is_null()) state["result"] = finished_result_;
-    torch::serialize::OutputArchive archive, model_archive, optim_archive;
-    model_->save(model_archive);
-    optimizer_->save(optim_archive);
-    archive.write("model", model_archive);
-    archive.write("optimizer", optim_archive);
-    archive.write("state", c10::IValue(state.dump()));
-    std::string path = checkpoint_path(), tmp = path + ".tmp";
-    archive.save_to(tmp);
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-      throw RuntimeFailure(path + ": cannot rename checkpoint into place (" + std::strerror(errno) + ")");
-    }
+    save_checkpoint(checkpoint_path(), model_, *optimizer_, s_.identity, progress());
   }
 
   size_t index_;
@@ -463,14 +296,14 @@ class VariantRun {
   Shared& s_;
   Gpt model_{nullptr};
   std::unique_ptr<torch::optim::AdamW> optimizer_;
-  std::string init_checksum_;
+  report::RunResult record_;  // what results.json will hold for this run, filled as training goes
   int step_ = 0;
-  json eval_ = json::array(), bias_ = json::array(), train_loss_ = json::array();
   std::vector<double> step_ms_;
-  std::vector<double> step_losses_;  // training loss of every step so far
-  std::vector<double> final_window_losses_;
-  double prior_wall_s_ = 0;
-  json finished_result_;
+  std::vector<double> step_losses_;    // training loss of every step so far
+  std::vector<double> window_losses_;  // final loss of every validation window
+  double prior_wall_s_ = 0;            // wall time before a resume
+  double wall_s_ = 0;                  // wall time at the last checkpoint
+  bool finished_ = false;
 };
 
 // Keeps only log lines at or before the step each run resumes from, so a resumed log has no duplicates.
@@ -495,38 +328,47 @@ double peak_rss_mib() {
   return usage.ru_maxrss / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
-}  // namespace
-
-std::unique_ptr<torch::optim::AdamW> make_adamw(Gpt& model, const TrainConfig& train) {
-  std::vector<torch::Tensor> decay, no_decay;  // decay on >= 2-D weights only (not norms, λ, gates)
-  for (auto& p : model->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
-  auto options = [&](double wd) {
-    auto o = std::make_unique<torch::optim::AdamWOptions>(train.lr);
-    o->betas({train.beta1, train.beta2}).weight_decay(wd).eps(1e-8);
-    return o;
-  };
-  std::vector<torch::optim::OptimizerParamGroup> groups;
-  groups.emplace_back(decay, options(train.weight_decay));
-  groups.emplace_back(no_decay, options(0.0));
-  return std::make_unique<torch::optim::AdamW>(groups, torch::optim::AdamWOptions(train.lr));
+// Each variant against the first, paired over the same validation windows.
+std::vector<report::Comparison> compare_to_baseline(const std::vector<std::unique_ptr<VariantRun>>& runs) {
+  std::vector<report::Comparison> out;
+  const VariantRun& base = *runs.at(0);
+  for (size_t i = 1; i < runs.size(); ++i) {
+    const VariantRun& var = *runs[i];
+    const double b = base.result().final.val_loss, v = var.result().final.val_loss;
+    const auto &wb = base.final_window_losses(), &wv = var.final_window_losses();
+    if (wv.size() != wb.size()) {
+      throw RuntimeFailure("runs '" + base.result().variant + "' and '" + var.result().variant +
+                           "' were evaluated on different validation windows");
+    }
+    std::vector<double> diff(wb.size());
+    for (size_t k = 0; k < wb.size(); ++k) diff[k] = wv[k] - wb[k];
+    report::Comparison c;
+    c.baseline = base.result().variant;
+    c.variant = var.result().variant;
+    c.delta_val_loss = v - b;
+    c.delta_val_loss_sem = sem_or_zero(diff);  // SE of the paired per-window difference
+    c.improvement_pct = 100.0 * (b - v) / b;
+    out.push_back(c);
+  }
+  return out;
 }
+
+}  // namespace
 
 void check_data_fits(const Config& cfg, const TokenDataset& data) {
   const int T = cfg.data.seq_len;
-  if (count_windows(data.train->size(), T) < 1) {
-    throw InputError(data.train->path() + ": " + std::to_string(data.train->size()) +
-                     " tokens cannot hold one window of data.seq_len+1 = " + std::to_string(T + 1) +
-                     " tokens");
-  }
-  if (count_windows(data.val->size(), T) < 1) {
-    throw InputError(data.val->path() + ": " + std::to_string(data.val->size()) +
-                     " tokens cannot hold one window of data.seq_len+1 = " + std::to_string(T + 1) +
-                     " tokens");
+  for (const TokenFile* file : {data.train.get(), data.val.get()}) {
+    if (count_windows(file->size(), T) < 1) {
+      throw InputError(file->path() + ": " + std::to_string(file->size()) +
+                       " tokens cannot hold one window of data.seq_len+1 = " + std::to_string(T + 1) +
+                       " tokens");
+    }
   }
 }
 
-json run_paired_experiment(const Config& cfg, const TokenDataset& data, const PiecesDecoder& decoder,
-                           const ExperimentOptions& options) {
+report::ExperimentResult run_paired_experiment(const Config& cfg, const TokenDataset& data,
+                                               const PiecesDecoder& decoder,
+                                               const ExperimentOptions& options) {
   check_data_fits(cfg, data);
   if (decoder.vocab_size() != data.meta.vocab_size) {
     throw InputError(data.dir + "/pieces.json: " + std::to_string(decoder.vocab_size()) +
@@ -553,8 +395,17 @@ json run_paired_experiment(const Config& cfg, const TokenDataset& data, const Pi
   if (!precision.warning.empty()) std::fprintf(stderr, "xsa-train: warning: %s\n", precision.warning.c_str());
 
   // Build every model (and draw its init) here, before any worker thread exists.
-  Shared shared{cfg,   data,  decoder,     options.out_dir, nullptr,
-                board, abort, eval_starts, bias_starts,     precision.precision};
+  Shared shared{cfg,
+                data,
+                decoder,
+                options.out_dir,
+                checkpoint_identity(cfg, data, precision_name(precision.precision)),
+                nullptr,
+                board,
+                abort,
+                eval_starts,
+                bias_starts,
+                precision.precision};
   std::vector<std::unique_ptr<VariantRun>> runs;
   std::map<std::string, int> resume_step;
   for (size_t i = 0; i < cfg.attention.variants.size(); ++i) {
@@ -621,59 +472,36 @@ json run_paired_experiment(const Config& cfg, const TokenDataset& data, const Pi
                       options.out_dir + "/checkpoints); continue with --resume");
   }
 
-  // Assemble results.json.
+  report::ExperimentResult result;
+  result.name = cfg.name;
+  result.seq_len = cfg.data.seq_len;
+  result.seed = cfg.seed;
+  result.config = config_to_json(cfg);
+  result.version = report::VersionInfo{XSA_VERSION, TORCH_VERSION};
   auto threads = current_thread_info();
-  json runs_json = json::array();
-  for (auto& r : runs) runs_json.push_back(r->result());
-  json comparisons = json::array();
-  const json& base = runs_json.at(0);
-  for (size_t i = 1; i < runs_json.size(); ++i) {
-    const json& var = runs_json[i];
-    double b = base["final"]["val_loss"].get<double>(), v = var["final"]["val_loss"].get<double>();
-    // Paired over the same validation windows: the SE of the per-window difference.
-    auto wb = base["window_losses"].get<std::vector<double>>(),
-         wv = var["window_losses"].get<std::vector<double>>();
-    if (wv.size() != wb.size()) {
-      throw RuntimeFailure("runs '" + base["variant"].get<std::string>() + "' and '" +
-                           var["variant"].get<std::string>() +
-                           "' were evaluated on different validation windows");
-    }
-    std::vector<double> diff(wb.size());
-    for (size_t k = 0; k < wb.size(); ++k) diff[k] = wv[k] - wb[k];
-    comparisons.push_back({{"baseline", base["variant"]},
-                           {"variant", var["variant"]},
-                           {"delta_val_loss", v - b},
-                           {"delta_val_loss_sem", sem_of(diff)},
-                           {"improvement_pct", 100.0 * (b - v) / b}});
-  }
-  for (auto& r : runs_json) r.erase("window_losses");  // large; only needed for the paired SE above
-
-  return {{"schema", "xsa.results/1"},
-          {"name", cfg.name},
-          {"config", config_to_json(cfg)},
-          {"version", {{"xsa", XSA_VERSION}, {"torch", TORCH_VERSION}}},
-          {"environment",
-           {{"threads", threads.torch_threads},
-            {"blas", threads.blas},
-            {"blas_threads", threads.blas_threads},
-            {"workers", cfg.runtime.workers},
-            {"precision", precision_name(precision.precision)},
-            {"precision_requested", precision.requested},
-            {"cpu_bf16",
-             {{"avx512_bf16", cpu_bf16_support().avx512_bf16},
-              {"amx_bf16", cpu_bf16_support().amx_bf16},
-              {"native", cpu_bf16_support().native()}}},
-            {"host_cores", std::thread::hardware_concurrency()},
-            {"peak_rss_mib", peak_rss_mib()},
-            {"wall_s", seconds_since(wall_start)}}},
-          {"data",
-           {{"dir", data.dir},
-            {"vocab_size", data.meta.vocab_size},
-            {"train_tokens", data.meta.train_tokens},
-            {"val_tokens", data.meta.val_tokens},
-            {"tokenizer_sha256", data.meta.tokenizer_sha256}}},
-          {"runs", runs_json},
-          {"comparisons", comparisons}};
+  report::Environment env;
+  env.threads = threads.torch_threads;
+  env.blas = threads.blas;
+  env.blas_threads = threads.blas_threads;
+  env.workers = cfg.runtime.workers;
+  env.host_cores = std::thread::hardware_concurrency();
+  env.peak_rss_mib = peak_rss_mib();
+  env.wall_s = seconds_since(wall_start);
+  env.precision = precision_name(precision.precision);
+  env.precision_requested = precision.requested;
+  const CpuBf16Support& cpu = cpu_bf16_support();
+  env.cpu_bf16 = report::Environment::CpuBf16{cpu.avx512_bf16, cpu.amx_bf16, cpu.native()};
+  result.environment = env;
+  report::DataInfo info;
+  info.dir = data.dir;
+  info.vocab_size = data.meta.vocab_size;
+  info.train_tokens = static_cast<std::int64_t>(data.meta.train_tokens);
+  info.val_tokens = static_cast<std::int64_t>(data.meta.val_tokens);
+  info.tokenizer_sha256 = data.meta.tokenizer_sha256;
+  result.data = info;
+  for (const auto& r : runs) result.runs.push_back(r->result());
+  result.comparisons = compare_to_baseline(runs);
+  return result;
 }
 
 }  // namespace xsa

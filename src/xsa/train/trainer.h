@@ -1,16 +1,14 @@
 #pragma once
-// Paired training (DESIGN.md boxes 2-3): every attention variant of a config starts from the same
-// initial weights and sees the same batches in the same order, so differences come from attention.
-#include <torch/optim/adamw.h>
-
-#include <memory>
-#include <nlohmann/json.hpp>
+// Paired training (docs/ARCHITECTURE.md "Training"): every attention variant of a config starts from the
+// same initial weights and sees the same batches in the same order, so differences come from attention.
+// This is orchestration only: the step is train/step.h, evaluation train/evaluation.h, checkpoints
+// train/checkpoint.h, sampling model/generate.h, the results schema report/results.h.
 #include <string>
 
 #include "xsa/config/config.h"
 #include "xsa/data/pieces.h"
 #include "xsa/data/token_data.h"
-#include "xsa/model/gpt.h"
+#include "xsa/report/results.h"
 
 namespace xsa {
 
@@ -21,16 +19,14 @@ struct ExperimentOptions {
   std::string config_yaml;  // written to out_dir/config.yaml once every input has been validated
 };
 
-// AdamW as the trainer uses it: decay on >= 2-D weights only, betas/eps/lr from the config.
-std::unique_ptr<torch::optim::AdamW> make_adamw(Gpt& model, const TrainConfig& train);
-
 // Checks that the data can serve this config (windows fit in both splits). InputError otherwise.
 void check_data_fits(const Config& cfg, const TokenDataset& data);
 
 // Trains every variant of cfg.attention.variants (runtime.workers at a time, runtime.threads each)
-// and returns the results.json object (schema xsa.results/1). Throws RuntimeFailure naming the run
-// and step if a loss becomes NaN/inf.
-nlohmann::json run_paired_experiment(const Config& cfg, const TokenDataset& data,
-                                     const PiecesDecoder& decoder, const ExperimentOptions& options);
+// and returns the results (schema xsa.results/1; report::to_json writes them). Throws RuntimeFailure
+// naming the run and step if a loss becomes NaN/inf.
+report::ExperimentResult run_paired_experiment(const Config& cfg, const TokenDataset& data,
+                                               const PiecesDecoder& decoder,
+                                               const ExperimentOptions& options);
 
 }  // namespace xsa

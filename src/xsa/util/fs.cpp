@@ -63,6 +63,14 @@ void write_file_atomic(const std::string& path, const std::string& content) {
     ::unlink(tmp.c_str());
     throw RuntimeFailure(path + ": cannot rename into place (" + std::strerror(err) + ")");
   }
+  // The rename lives in the folder: without syncing it a crash can bring back the old file (or none).
+  int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dir_fd < 0 || ::fsync(dir_fd) != 0) {
+    int err = errno;
+    if (dir_fd >= 0) ::close(dir_fd);
+    throw RuntimeFailure(path + ": cannot sync its folder (" + std::strerror(err) + ")");
+  }
+  ::close(dir_fd);
 }
 
 bool path_exists(const std::string& path) {

@@ -16,7 +16,7 @@ ProgressBoard::ProgressBoard(std::vector<std::string> run_names, int total_steps
   start_ = last_render_ = std::chrono::steady_clock::now();
 }
 
-std::string ProgressBoard::format_duration(double seconds) {
+std::string format_duration(double seconds) {
   char buf[32];
   if (seconds < 0) seconds = 0;
   int s = static_cast<int>(seconds + 0.5);

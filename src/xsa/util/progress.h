@@ -9,6 +9,9 @@
 
 namespace xsa {
 
+// "45s", "6m43s", "2h05m": durations in progress lines and sweep status.
+std::string format_duration(double seconds);
+
 class ProgressBoard {
  public:
   ProgressBoard(std::vector<std::string> run_names, int total_steps, int plain_every, bool quiet);
@@ -16,7 +19,6 @@ class ProgressBoard {
   void update(size_t run, int step, double loss, double tokens_per_s);
   void message(const std::string& line);  // a line that should not be overwritten
   void finish();                          // ends the live line
-  static std::string format_duration(double seconds);
 
  private:
   void render_locked(bool force);

@@ -53,7 +53,7 @@ TEST(Config, EmptyFileGivesStructDefaults) {
   EXPECT_TRUE(c.attention.layers.empty());
   EXPECT_EQ(c.train.steps, 300);
   EXPECT_DOUBLE_EQ(c.train.lr, 1e-3);
-  EXPECT_EQ(c.train.checkpoint_interval, 0);
+  EXPECT_EQ(c.train.checkpoint_interval, 100);
   EXPECT_EQ(c.runtime.threads, 1);
   EXPECT_EQ(c.runtime.workers, 2);
   EXPECT_EQ(c.source, kSrc);
@@ -214,6 +214,8 @@ TEST(Config, ShippedConfigsParse) {
   Config d = load_config(std::string(XSA_SOURCE_DIR) + "/configs/default.yaml");
   EXPECT_EQ(d.model.d_model, 128);
   EXPECT_EQ(d.train.checkpoint_interval, 100);
+  // configs/default.yaml lists every key with its default: the struct defaults are the same values.
+  EXPECT_TRUE(d == Config{}) << config_to_yaml(d) << "\nvs struct defaults:\n" << config_to_yaml(Config{});
   EXPECT_EQ(d.attention.variants.size(), 2u);
   Config s = load_config(std::string(XSA_SOURCE_DIR) + "/configs/smoke.yaml");
   EXPECT_EQ(s.train.steps, 20);

@@ -32,22 +32,22 @@ const std::string kSweep = kFixtures + "/sweep";
 
 // ---- results.json reader -------------------------------------------------------------------------------
 
-TEST(Results, VariantSpecFromName) {
-  EXPECT_EQ(*variant_spec_from_name("sa").lambda, 0.0);
-  EXPECT_EQ(*variant_spec_from_name("xsa").lambda, 1.0);
-  EXPECT_EQ(*variant_spec_from_name("lambda=0.25").lambda, 0.25);
-  const VariantSpec odd = variant_spec_from_name("lambda=abc");
+TEST(Results, VariantRecordFromName) {
+  EXPECT_EQ(*variant_record_from_name("sa").lambda, 0.0);
+  EXPECT_EQ(*variant_record_from_name("xsa").lambda, 1.0);
+  EXPECT_EQ(*variant_record_from_name("lambda=0.25").lambda, 0.25);
+  const VariantRecord odd = variant_record_from_name("lambda=abc");
   EXPECT_FALSE(odd.lambda.has_value());
-  EXPECT_EQ(variant_group_label(variant_spec_from_name("lambda=0.50")), "0.5");
-  EXPECT_EQ(variant_group_label(variant_spec_from_name("xsa")), "1");
-  EXPECT_EQ(variant_group_label({"learned", std::nullopt}), "learned");
+  EXPECT_EQ(variant_group_label(variant_record_from_name("lambda=0.50")), "0.5");
+  EXPECT_EQ(variant_group_label(variant_record_from_name("xsa")), "1");
+  EXPECT_EQ(variant_group_label({"learned", std::nullopt, std::nullopt}), "learned");
 }
 
 TEST(Results, ReadsASinglePairedRunAndToleratesExtraFields) {
   const ExperimentResult r = read_results(kSingle + "/tiny/results.json");
   EXPECT_EQ(r.label, "tiny");
   EXPECT_EQ(r.seq_len, 128);
-  EXPECT_EQ(*r.seed, 1337);
+  EXPECT_EQ(*r.seed, 1337u);
   ASSERT_EQ(r.runs.size(), 3u);
   EXPECT_EQ(r.runs[1].variant, "xsa");
   EXPECT_EQ(r.runs[1].spec.kind, "fixed");
@@ -279,15 +279,16 @@ ExperimentResult budget_experiment(std::int64_t seed, std::int64_t steps, const 
   e.name = "budget";
   e.seq_len = 16;
   e.seed = seed;
-  e.train_tokens = 1280;
+  e.data = DataInfo{};
+  e.data->train_tokens = 1280;
   e.config = {{"data", {{"seq_len", 16}}}, {"train", {{"steps", steps}, {"batch_size", 4}}}, {"seed", seed}};
   const std::vector<std::int64_t> at = {0, steps / 2, steps};
   RunResult base, var;
   base.variant = "sa";
-  base.spec = variant_spec_from_name("sa");
+  base.spec = variant_record_from_name("sa");
   var.variant = variant;
-  var.spec = variant_spec_from_name(variant);
-  if (variant == "learned") var.spec = {"learned", std::nullopt};
+  var.spec = variant_record_from_name(variant);
+  if (variant == "learned") var.spec = {"learned", std::nullopt, std::nullopt};
   for (std::size_t i = 0; i < at.size(); ++i) {
     base.eval.push_back({at[i], base_eval[i]});
     var.eval.push_back({at[i], var_eval[i]});

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/utils.h>
 
+#include "tiny_model.h"
 #include "xsa/model/gpt.h"
 
 namespace xsa {
@@ -94,17 +95,10 @@ TEST(ExclusiveProjection, GradientMatchesFiniteDifferences) {
   }
 }
 
-ModelConfig small_model() {
-  ModelConfig m;
-  m.n_layer = 2;
-  m.d_model = 32;
-  m.n_head = 2;
-  m.d_head = 16;
-  return m;
-}
+using test_fixtures::tiny_model;
 
 Gpt make_model(const VariantSpec& variant, uint64_t seed, const AttentionConfig& attention = {},
-               const ModelConfig& m = small_model()) {
+               const ModelConfig& m = tiny_model()) {
   Gpt model(m, attention, variant, /*vocab=*/64, /*max_len=*/16);
   model->init_weights(at::make_generator<at::CPUGeneratorImpl>(seed));
   return model;
@@ -139,7 +133,7 @@ TEST(Gpt, SameSeedGivesSameSharedWeightsForEveryVariant) {
 }
 
 TEST(Gpt, InitFollowsNanoGptRules) {
-  ModelConfig m = small_model();
+  ModelConfig m = tiny_model();
   m.n_layer = 4;
   m.d_model = 128;
   m.n_head = 4;
@@ -170,7 +164,7 @@ TEST(Gpt, LambdaZeroIsBitIdenticalToSa) {
 
 TEST(Gpt, CausalOutputsIgnoreTheFuture) {
   for (const std::string pos : {"rope", "learned"}) {
-    ModelConfig m = small_model();
+    ModelConfig m = tiny_model();
     m.pos = pos;
     auto model = make_model(fixed(1, true), 31, {}, m);
     auto idx = tokens(2);
@@ -233,7 +227,7 @@ TEST(Gpt, LearnedAndGateVariantsStartWhereDocumented) {
 TEST(Gpt, LayerSubsetLeavesOtherLayersAsSa) {
   AttentionConfig attention;
   attention.layers = {1};
-  auto plan = layer_attention_plan(small_model(), attention, fixed(1, true));
+  auto plan = layer_attention_plan(tiny_model(), attention, fixed(1, true));
   ASSERT_EQ(plan.size(), 2u);
   EXPECT_EQ(plan[0].lambda, 0.0);
   EXPECT_EQ(plan[1].lambda, 1.0);

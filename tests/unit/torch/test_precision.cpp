@@ -8,6 +8,7 @@
 
 #include <thread>
 
+#include "tiny_model.h"
 #include "xsa/model/gpt.h"
 #include "xsa/model/lm_head_loss.h"
 #include "xsa/model/precision.h"
@@ -121,14 +122,7 @@ TEST(Precision, FusedLossInBf16IsCloseToFp32AndKeepsFp32Gradients) {
   EXPECT_LT((eval16 - eval32).abs().max().item<double>(), 0.05);
 }
 
-ModelConfig tiny_model() {
-  ModelConfig m;
-  m.n_layer = 2;
-  m.d_model = 32;
-  m.n_head = 2;
-  m.d_head = 16;
-  return m;
-}
+using test_fixtures::tiny_model;
 
 VariantSpec variant(VariantSpec::Kind kind, double lambda) {
   VariantSpec v;

@@ -1,0 +1,92 @@
+#include "xsa/config/resources.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "xsa/util/error.h"
+
+namespace xsa {
+
+namespace {
+constexpr double kFloat = 4.0;            // fp32 bytes
+constexpr double kLmHeadChunkRows = 512;  // rows of the fused output layer's chunks (model/lm_head_loss.h)
+// A LibTorch process with tiny models: peak RSS of configs/smoke.yaml (two runs of 0.15M parameters) is
+// 196 MiB, nearly all of it libraries, thread stacks and allocator arenas.
+constexpr double kProcessBytes = 180.0 * (1 << 20);
+}  // namespace
+
+MemoryEstimate estimate_memory(const Config& cfg, std::int64_t vocab_size) {
+  const auto& m = cfg.model;
+  const double V = static_cast<double>(vocab_size), C = m.d_model,
+               HD = static_cast<double>(m.n_head) * m.d_head, R = m.mlp_ratio, L = m.n_layer,
+               T = cfg.data.seq_len, H = m.n_head;
+  const double B = cfg.train.batch_size, M = B * T;  // tokens per step
+
+  // Parameters: embeddings, per-layer attention + MLP + norms, final norm.
+  double n = V * C + 2 * C;
+  if (m.pos == "learned") n += T * C;
+  if (!m.tie_embeddings) n += V * C;
+  if (m.embed_norm) n += 2 * C;
+  n += L * (4 * C + 3 * C * HD + HD * C + 2 * R * C * C + H);
+
+  // Saved for backward per layer (counted in floats): norms and residuals (8·M·C), q/k/v, their contiguous
+  // and rotated copies, y, z and the projection's intermediates (13·M·HD), the MLP's hidden layer and its
+  // activation (2·M·R·C), and the attention scores, softmax and their gradient (3·B·H·T·T).
+  const double per_layer = M * (8 * C + 13 * HD + 2 * R * C) + 3 * B * H * T * T;
+  // Outside the layers: embedding, norms, the hidden states' gradient; the output layer's chunk logits,
+  // softmax and gradient (3 × 512 × V) and its weight gradient.
+  const double outside = 4 * M * C + 3 * kLmHeadChunkRows * V + V * C;
+
+  MemoryEstimate e;
+  e.parameters = kFloat * n;
+  e.gradients = kFloat * n;
+  e.optimizer = 2 * kFloat * n;
+  e.activations = kFloat * (L * per_layer + outside);
+  e.per_run = e.parameters + e.gradients + e.optimizer + e.activations;
+  e.concurrent_runs =
+      std::max(1, std::min<int>(cfg.runtime.workers, static_cast<int>(cfg.attention.variants.size())));
+  e.process = kProcessBytes;
+  e.total = e.process + e.concurrent_runs * e.per_run;
+  return e;
+}
+
+std::optional<double> available_memory_bytes(const std::string& meminfo_path) {
+  std::ifstream in(meminfo_path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("MemAvailable:", 0) != 0) continue;
+    std::istringstream fields(line.substr(13));
+    double kib = 0;
+    std::string unit;
+    if (fields >> kib >> unit && unit == "kB") return kib * 1024.0;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string format_bytes(double bytes) {
+  const char* units[] = {"MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = bytes / (1 << 20);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
+}
+
+void check_memory_fits(const MemoryEstimate& e, double available, const std::string& source) {
+  if (e.total <= available) return;
+  throw InputError(source + ": this config needs an estimated " + format_bytes(e.total) + " (" +
+                   std::to_string(e.concurrent_runs) + " concurrent run(s) × " + format_bytes(e.per_run) +
+                   ": weights, gradients, AdamW state, one step's activations) but the machine has " +
+                   format_bytes(available) +
+                   " available (MemAvailable); lower model.d_model, train.batch_size, data.seq_len or "
+                   "runtime.workers");
+}
+
+}  // namespace xsa

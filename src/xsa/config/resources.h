@@ -1,0 +1,37 @@
+#pragma once
+// Memory a config needs, estimated before anything is built, so a typo such as d_model=1048576 is refused
+// in a second instead of swapping for minutes (docs/ARCHITECTURE.md "Resources"). Torch-free.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "xsa/config/config.h"
+
+namespace xsa {
+
+struct MemoryEstimate {
+  double parameters = 0;    // bytes: fp32 weights, per run
+  double gradients = 0;     // bytes: one fp32 gradient per weight, per run
+  double optimizer = 0;     // bytes: AdamW's two fp32 moments per weight, per run
+  double activations = 0;   // bytes: what one step keeps for backward (attention scores B·H·T·T per layer
+                            // included) plus the output layer's chunk buffers, per run
+  double per_run = 0;       // the four above
+  int concurrent_runs = 0;  // runtime.workers, at most the number of variants
+  double process = 0;       // fixed cost of a LibTorch process (libraries, allocator, evaluation buffers)
+  double total = 0;         // process + concurrent_runs × per_run
+};
+
+// For `cfg` on data with `vocab_size` tokens. Doubles throughout: absurd configs must not overflow.
+MemoryEstimate estimate_memory(const Config& cfg, std::int64_t vocab_size);
+
+// MemAvailable from /proc/meminfo in bytes; nullopt where the kernel does not say.
+std::optional<double> available_memory_bytes(const std::string& meminfo_path = "/proc/meminfo");
+
+// "612 MiB", "3.4 GiB", "1.2 TiB".
+std::string format_bytes(double bytes);
+
+// Throws InputError("<source>: needs an estimated ... but ... available") when `estimate.total` exceeds
+// `available`.
+void check_memory_fits(const MemoryEstimate& estimate, double available, const std::string& source);
+
+}  // namespace xsa

@@ -1,0 +1,36 @@
+#pragma once
+// The per-layer bias metrics (docs/ARCHITECTURE.md "results.json"), described once: the model's probe
+// fills them, the trainer averages them, results.json stores them and xsa-inspect tabulates them, all by
+// iterating kBiasMetrics. Adding a metric is one member and one row here (plus where the model
+// computes it). Torch-free.
+#include <cstddef>
+#include <vector>
+
+namespace xsa::report {
+
+// Bias metrics of one layer, each averaged over batch, heads and positions 1..T-1 (position 0 attends only
+// to itself: y_0 = v_0, a_00 = 1); value_cos over all pairs i != j within a head.
+struct LayerBias {
+  int layer = 0;
+  double cos_y_v = 0;                   // cos(y_i, v_i), before the XSA projection
+  double cos_z_v = 0;                   // cos(z_i, v_i), after it (= cos_y_v for SA)
+  double attn_diag = 0;                 // mean a_ii
+  double value_cos = 0;                 // mean cos(v_i, v_j), i != j, within a head
+  std::vector<double> lambda_per_head;  // effective λ per head (learned / gate variants only)
+};
+
+struct BiasMetric {
+  const char* key;    // JSON key in results.json and column stem in xsa-inspect
+  const char* label;  // column heading
+  double LayerBias::*member;
+};
+
+inline constexpr BiasMetric kBiasMetrics[] = {
+    {"cos_y_v", "cos(y,v)", &LayerBias::cos_y_v},
+    {"cos_z_v", "cos(z,v)", &LayerBias::cos_z_v},
+    {"attn_diag", "attn_diag", &LayerBias::attn_diag},
+    {"value_cos", "value_cos", &LayerBias::value_cos},
+};
+inline constexpr std::size_t kBiasMetricCount = sizeof(kBiasMetrics) / sizeof(kBiasMetrics[0]);
+
+}  // namespace xsa::report

@@ -1,0 +1,64 @@
+#include "xsa/train/evaluation.h"
+
+#include <torch/types.h>
+#include <torch/utils.h>
+
+#include <algorithm>
+
+namespace xsa {
+
+torch::Tensor make_batch(const TokenFile& file, const std::uint64_t* starts, std::int64_t count,
+                         int seq_len) {
+  auto batch = torch::empty({count, seq_len + 1}, torch::kLong);
+  auto* out = batch.data_ptr<int64_t>();
+  for (std::int64_t b = 0; b < count; ++b) {
+    const std::uint16_t* src = file.data() + starts[b];
+    for (int t = 0; t <= seq_len; ++t) out[b * (seq_len + 1) + t] = src[t];
+  }
+  return batch;
+}
+
+std::vector<double> window_losses(Gpt& model, const TokenFile& file, const std::vector<std::uint64_t>& starts,
+                                  int seq_len, int batch_size) {
+  torch::NoGradGuard no_grad;
+  std::vector<double> losses;
+  losses.reserve(starts.size());
+  for (size_t i = 0; i < starts.size(); i += batch_size) {
+    std::int64_t n = std::min<std::int64_t>(batch_size, starts.size() - i);
+    auto batch = make_batch(file, starts.data() + i, n, seq_len);  // (n, T+1)
+    auto x = batch.narrow(1, 0, seq_len), y = batch.narrow(1, 1, seq_len);
+    auto per_window = model->token_losses(x, y).mean(1).to(torch::kDouble).contiguous();  // (n)
+    const double* p = per_window.data_ptr<double>();
+    losses.insert(losses.end(), p, p + n);
+  }
+  return losses;
+}
+
+std::vector<report::LayerBias> measure_bias(Gpt& model, const TokenFile& file,
+                                            const std::vector<std::uint64_t>& starts, int seq_len,
+                                            int batch_size, bool with_lambda_per_head) {
+  torch::NoGradGuard no_grad;
+  const int L = model->config().n_layer;
+  std::vector<report::LayerBias> sum(L);
+  size_t windows = 0;
+  for (size_t i = 0; i < starts.size(); i += batch_size) {
+    std::int64_t n = std::min<std::int64_t>(batch_size, starts.size() - i);
+    auto batch = make_batch(file, starts.data() + i, n, seq_len);  // (n, T+1)
+    BiasProbe probe;
+    model->forward(batch.narrow(1, 0, seq_len), &probe);
+    for (int l = 0; l < L; ++l) {  // window-weighted mean over batches
+      for (const auto& metric : report::kBiasMetrics)
+        sum[l].*metric.member += n * probe.layers[l].*metric.member;
+      sum[l].lambda_per_head = probe.layers[l].lambda_per_head;
+    }
+    windows += n;
+  }
+  for (int l = 0; l < L; ++l) {
+    sum[l].layer = l;
+    for (const auto& metric : report::kBiasMetrics) sum[l].*metric.member /= windows;
+    if (!with_lambda_per_head) sum[l].lambda_per_head.clear();
+  }
+  return sum;
+}
+
+}  // namespace xsa

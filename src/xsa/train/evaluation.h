@@ -1,0 +1,28 @@
+#pragma once
+// Evaluation under no-grad, never touching a training trajectory: batches of token windows, per-window
+// validation losses and the per-layer bias metrics (docs/ARCHITECTURE.md "Bias metrics").
+#include <torch/types.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "xsa/data/token_data.h"
+#include "xsa/model/gpt.h"
+#include "xsa/report/bias_metrics.h"
+
+namespace xsa {
+
+// (count, T+1) int64 batch of the windows of `file` starting at `starts`.
+torch::Tensor make_batch(const TokenFile& file, const std::uint64_t* starts, std::int64_t count, int seq_len);
+
+// Mean next-token loss of each window, in `starts` order, `batch_size` windows at a time.
+std::vector<double> window_losses(Gpt& model, const TokenFile& file, const std::vector<std::uint64_t>& starts,
+                                  int seq_len, int batch_size);
+
+// Bias metrics of every layer, window-weighted means over the windows at `starts`. lambda_per_head is
+// filled when `with_lambda_per_head` (learned / gate variants).
+std::vector<report::LayerBias> measure_bias(Gpt& model, const TokenFile& file,
+                                            const std::vector<std::uint64_t>& starts, int seq_len,
+                                            int batch_size, bool with_lambda_per_head);
+
+}  // namespace xsa

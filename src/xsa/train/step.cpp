@@ -1,0 +1,72 @@
+// clang-format off
+#include <torch/types.h>  // clip_grad.h uses torch::Tensor without including it: keep this first
+// clang-format on
+#include "xsa/train/step.h"
+
+#include <torch/nn/utils/clip_grad.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "xsa/util/error.h"
+
+namespace xsa {
+
+std::unique_ptr<torch::optim::AdamW> make_adamw(Gpt& model, const TrainConfig& train) {
+  std::vector<torch::Tensor> decay, no_decay;  // decay on >= 2-D weights only (not norms, λ, gates)
+  for (auto& p : model->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  auto options = [&](double wd) {
+    auto o = std::make_unique<torch::optim::AdamWOptions>(train.lr);
+    o->betas({train.beta1, train.beta2}).weight_decay(wd).eps(1e-8);
+    return o;
+  };
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(decay, options(train.weight_decay));
+  groups.emplace_back(no_decay, options(0.0));
+  return std::make_unique<torch::optim::AdamW>(groups, torch::optim::AdamWOptions(train.lr));
+}
+
+StepOutcome train_step(Gpt& model, torch::optim::AdamW& optimizer, const torch::Tensor& x,
+                       const torch::Tensor& y, double lr, double grad_clip, const std::string& run,
+                       int step_number, Precision precision) {
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  for (auto& group : optimizer.param_groups())
+    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+
+  StepOutcome out;
+  auto t0 = Clock::now();
+  optimizer.zero_grad();
+  torch::Tensor loss;
+  {
+    PrecisionScope mixed(precision);   // bf16: matmuls in bf16 for the forward only
+    loss = model->forward_loss(x, y);  // fused output layer + cross-entropy
+  }
+  out.loss = loss.item<double>();
+  if (!std::isfinite(out.loss)) {
+    throw RuntimeFailure("run '" + run + "': loss became " + std::to_string(out.loss) + " at step " +
+                         std::to_string(step_number));
+  }
+  auto t1 = Clock::now();
+  loss.backward();
+  // An infinite max norm measures the norm and scales by 1 (clip_coef clamped to 1.0): gradients unchanged.
+  const double max_norm = grad_clip > 0 ? grad_clip : std::numeric_limits<double>::infinity();
+  out.grad_norm = torch::nn::utils::clip_grad_norm_(model->parameters(), max_norm);
+  if (!std::isfinite(out.grad_norm)) {
+    throw RuntimeFailure("run '" + run + "': gradient norm became " + std::to_string(out.grad_norm) +
+                         " at step " + std::to_string(step_number));
+  }
+  auto t2 = Clock::now();
+  optimizer.step();
+  auto t3 = Clock::now();
+  out.forward_ms = ms(t0, t1);
+  out.backward_ms = ms(t1, t2);
+  out.optimizer_ms = ms(t2, t3);
+  return out;
+}
+
+}  // namespace xsa

@@ -1,0 +1,149 @@
+// The results schema as one typed model: every field the trainer writes survives to_json -> parse_results,
+// the bias metrics are written and read through the one table, and older files (fields added later absent)
+// still read.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "xsa/report/results.h"
+#include "xsa/util/error.h"
+
+namespace xsa::report {
+namespace {
+
+using nlohmann::json;
+
+ExperimentResult full_result() {
+  ExperimentResult r;
+  r.name = "full";
+  r.config = {{"seed", 4}, {"data", {{"seq_len", 32}}}};
+  r.version = VersionInfo{"0.1.0", "1.13.1"};
+  r.environment = Environment{
+      1, "OpenBLAS 0.3.21", 1, 2, 2, 643.5, 12.25, "bf16", "auto", Environment::CpuBf16{true, false, true}};
+  r.data = DataInfo{"data/x", 512, 1000, 100, "abc"};
+  for (const char* name : {"sa", "learned"}) {
+    RunResult run;
+    run.variant = name;
+    run.spec = name == std::string("sa") ? VariantRecord{"fixed", 0.0, std::nullopt}
+                                         : VariantRecord{"learned", std::nullopt, 0.5};
+    run.layers = name == std::string("sa") ? std::vector<int>{} : std::vector<int>{1};
+    run.seed = 4;
+    run.init_checksum = "de76";
+    run.eval = {{0, 6.25}, {8, 5.5}};
+    run.train_loss = {{4, 6.0}, {8, 5.75}};
+    run.final = {5.5, 0.125, 2048, 64, 5.8125};
+    LayerBias layer;
+    layer.layer = 1;
+    layer.cos_y_v = 0.5;
+    layer.cos_z_v = 0.25;
+    layer.attn_diag = 0.125;
+    layer.value_cos = 0.0625;
+    if (run.spec.kind == "learned") layer.lambda_per_head = {0.5, 0.75};
+    run.bias = {{8, {layer}}};
+    run.samples = {"Once upon"};
+    run.timing = RunTiming{1.5, 1.25, 1000.0, 10.5};
+    r.runs.push_back(run);
+  }
+  r.comparisons = {{"sa", "learned", -0.25, 0.03125, 4.5}};
+  return r;
+}
+
+TEST(ResultsSchema, EveryWrittenFieldReadsBack) {
+  ExperimentResult in = full_result();
+  json doc = to_json(in);
+  ExperimentResult out = parse_results(doc.dump(), "mem/results.json");
+  EXPECT_EQ(to_json(out), doc);  // nothing lost, nothing added
+  EXPECT_EQ(out.seq_len, 32);
+  ASSERT_TRUE(out.environment && out.data && out.version);
+  EXPECT_EQ(out.environment->blas, "OpenBLAS 0.3.21");
+  EXPECT_DOUBLE_EQ(out.environment->peak_rss_mib, 643.5);
+  EXPECT_EQ(out.environment->precision, "bf16");
+  EXPECT_EQ(out.environment->precision_requested, "auto");
+  ASSERT_TRUE(out.environment->cpu_bf16);
+  EXPECT_TRUE(out.environment->cpu_bf16->avx512_bf16 && out.environment->cpu_bf16->native);
+  EXPECT_FALSE(out.environment->cpu_bf16->amx_bf16);
+  EXPECT_EQ(out.data->vocab_size, 512);
+  EXPECT_EQ(doc["runs"][0]["layers"], "all");
+  EXPECT_EQ(doc["runs"][1]["layers"], json::array({1}));
+  EXPECT_EQ(doc["runs"][1]["variant_spec"]["initial_lambda"], 0.5);
+  EXPECT_TRUE(doc["runs"][1]["lambda"].is_null());
+  EXPECT_EQ(*out.runs[1].final.eval_windows, 64);
+  EXPECT_DOUBLE_EQ(*out.comparisons[0].delta_val_loss_sem, 0.03125);
+}
+
+TEST(ResultsSchema, BiasMetricsTableNamesEveryMetricOnce) {
+  std::set<std::string> keys;
+  for (const auto& m : kBiasMetrics) keys.insert(m.key);
+  EXPECT_EQ(keys, (std::set<std::string>{"cos_y_v", "cos_z_v", "attn_diag", "value_cos"}));
+  for (std::size_t a = 0; a < kBiasMetricCount; ++a)
+    for (std::size_t b = a + 1; b < kBiasMetricCount; ++b)
+      EXPECT_NE(kBiasMetrics[a].member, kBiasMetrics[b].member);
+  // Each key carries its own member's value (distinct powers of two above).
+  json layer = to_json(full_result())["runs"][0]["bias"][0]["layers"][0];
+  EXPECT_EQ(layer["cos_y_v"], 0.5);
+  EXPECT_EQ(layer["cos_z_v"], 0.25);
+  EXPECT_EQ(layer["attn_diag"], 0.125);
+  EXPECT_EQ(layer["value_cos"], 0.0625);
+  // A missing metric is named.
+  json doc = to_json(full_result());
+  doc["runs"][0]["bias"][0]["layers"][0].erase("attn_diag");
+  try {
+    parse_results(doc, "r.json");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "r.json: missing key runs[0].bias[0].layers[0].attn_diag");
+  }
+}
+
+TEST(ResultsSchema, FieldsAddedLaterAreOptionalOnRead) {
+  // The smallest file the first version of the schema could hold.
+  json doc = {{"schema", "xsa.results/1"},
+              {"name", "old"},
+              {"config", {{"data", {{"seq_len", 16}}}}},
+              {"runs",
+               {{{"variant", "sa"}, {"final", {{"val_loss", 2.0}}}},
+                {{"variant", "xsa"}, {"final", {{"val_loss", 1.5}}}}}}};
+  ExperimentResult r = parse_results(doc, "old/results.json");
+  EXPECT_FALSE(r.environment || r.data || r.version);
+  EXPECT_FALSE(r.runs[0].timing || r.runs[0].layers || r.runs[0].final.eval_windows);
+  ASSERT_EQ(r.comparisons.size(), 1u);  // derived
+  EXPECT_DOUBLE_EQ(r.comparisons[0].delta_val_loss, -0.5);
+  EXPECT_FALSE(r.comparisons[0].delta_val_loss_sem);
+}
+
+TEST(ResultsSchema, MistypedOptionalFieldsAreNamed) {
+  json doc = to_json(full_result());
+  doc["environment"]["workers"] = "two";
+  EXPECT_THROW(
+      {
+        try {
+          parse_results(doc, "r.json");
+        } catch (const InputError& e) {
+          EXPECT_STREQ(e.what(), "r.json: key environment.workers: expected an integer, got string");
+          throw;
+        }
+      },
+      InputError);
+  doc = to_json(full_result());
+  doc["runs"][0]["layers"] = "some";
+  EXPECT_THROW(parse_results(doc, "r.json"), InputError);
+}
+
+}  // namespace
+}  // namespace xsa::report
+
+namespace xsa::report {
+namespace {
+
+TEST(ResultsSchema, SeedsUseTheWholeUnsignedRange) {
+  ExperimentResult r = full_result();
+  r.runs[0].seed = 18446744073709551615ull;  // config seeds are uint64
+  json doc = to_json(r);
+  EXPECT_EQ(doc["runs"][0]["seed"].dump(), "18446744073709551615");
+  EXPECT_EQ(*parse_results(doc, "r.json").runs[0].seed, 18446744073709551615ull);
+  doc["runs"][0]["seed"] = -1;
+  EXPECT_THROW(parse_results(doc, "r.json"), InputError);
+}
+
+}  // namespace
+}  // namespace xsa::report

@@ -1,0 +1,121 @@
+// The one training step (xsa-train and xsa-bench both call it): clipping semantics against a plain
+// backward pass of an identical model, and failures before the weights change.
+#include <ATen/CPUGeneratorImpl.h>
+#include <gtest/gtest.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+
+#include <cmath>
+#include <limits>
+
+#include "xsa/model/gpt.h"
+#include "xsa/train/step.h"
+#include "xsa/util/error.h"
+
+namespace xsa {
+namespace {
+
+constexpr int kVocab = 64, kSeqLen = 8;
+
+Config small_config() {
+  Config cfg;
+  cfg.model.n_layer = 2;
+  cfg.model.d_model = 16;
+  cfg.model.n_head = 2;
+  cfg.model.d_head = 8;
+  cfg.data.seq_len = kSeqLen;
+  return cfg;
+}
+
+Gpt make_model(const Config& cfg) {
+  Gpt model(cfg.model, cfg.attention, VariantSpec{VariantSpec::Kind::kFixed, 1.0}, kVocab, kSeqLen);
+  model->init_weights(at::make_generator<at::CPUGeneratorImpl>(5));
+  return model;
+}
+
+struct Batch {
+  torch::Tensor x, y;
+};
+Batch make_batch() {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(9);
+  auto ids = torch::randint(0, kVocab, {4, kSeqLen + 1}, gen, torch::kLong);
+  return {ids.narrow(1, 0, kSeqLen), ids.narrow(1, 1, kSeqLen)};
+}
+
+// Gradients of a plain forward + backward on an identical model: what the step must leave when not clipping.
+std::vector<torch::Tensor> reference_gradients(const Config& cfg, const Batch& b, double* norm) {
+  Gpt ref = make_model(cfg);
+  ref->forward_loss(b.x, b.y).backward();
+  std::vector<torch::Tensor> grads;
+  double sq = 0;
+  for (auto& p : ref->parameters()) {
+    grads.push_back(p.grad().clone());
+    sq += p.grad().to(torch::kDouble).pow(2).sum().item<double>();
+  }
+  *norm = std::sqrt(sq);
+  return grads;
+}
+
+TEST(TrainStep, GradClipZeroLeavesGradientsUntouched) {
+  Config cfg = small_config();
+  cfg.train.grad_clip = 0;
+  Batch b = make_batch();
+  double ref_norm = 0;
+  auto ref = reference_gradients(cfg, b, &ref_norm);
+  ASSERT_GT(ref_norm, 0.0);
+
+  Gpt model = make_model(cfg);
+  auto optimizer = make_adamw(model, cfg.train);
+  StepOutcome out = train_step(model, *optimizer, b.x, b.y, 1e-3, cfg.train.grad_clip, "t", 1);
+  auto params = model->parameters();
+  ASSERT_EQ(params.size(), ref.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    // AdamW leaves .grad as backward (and clipping) left it: bit-identical to the plain pass.
+    EXPECT_TRUE(torch::equal(params[i].grad(), ref[i])) << "parameter " << i;
+  }
+  EXPECT_NEAR(out.grad_norm, ref_norm, 1e-5 * ref_norm);  // the norm is still measured
+  EXPECT_TRUE(std::isfinite(out.loss));
+}
+
+TEST(TrainStep, PositiveGradClipScalesGradientsToTheLimit) {
+  Config cfg = small_config();
+  Batch b = make_batch();
+  double ref_norm = 0;
+  auto ref = reference_gradients(cfg, b, &ref_norm);
+  cfg.train.grad_clip = ref_norm / 4;  // binding: every gradient is scaled by ~1/4
+
+  Gpt model = make_model(cfg);
+  auto optimizer = make_adamw(model, cfg.train);
+  StepOutcome out = train_step(model, *optimizer, b.x, b.y, 1e-3, cfg.train.grad_clip, "t", 1);
+  EXPECT_NEAR(out.grad_norm, ref_norm, 1e-5 * ref_norm);  // reported before clipping
+  double sq = 0;
+  auto params = model->parameters();
+  for (size_t i = 0; i < params.size(); ++i) {
+    sq += params[i].grad().to(torch::kDouble).pow(2).sum().item<double>();
+    EXPECT_TRUE(torch::allclose(params[i].grad(), ref[i] * (cfg.train.grad_clip / ref_norm), 1e-4, 1e-7));
+  }
+  EXPECT_NEAR(std::sqrt(sq), cfg.train.grad_clip, 1e-4 * cfg.train.grad_clip);
+}
+
+TEST(TrainStep, NonFiniteLossThrowsBeforeTheWeightsChange) {
+  Config cfg = small_config();
+  Batch b = make_batch();
+  Gpt model = make_model(cfg);
+  auto optimizer = make_adamw(model, cfg.train);
+  {
+    torch::NoGradGuard no_grad;
+    model->parameters()[0].fill_(std::numeric_limits<float>::quiet_NaN());
+  }
+  auto before = model->parameters()[1].clone();
+  try {
+    train_step(model, *optimizer, b.x, b.y, 1e-3, 1.0, "xsa", 7);
+    FAIL() << "expected RuntimeFailure";
+  } catch (const RuntimeFailure& e) {
+    EXPECT_NE(std::string(e.what()).find("run 'xsa': loss became"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("at step 7"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(torch::equal(model->parameters()[1], before));
+}
+
+}  // namespace
+}  // namespace xsa
