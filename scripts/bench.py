@@ -181,7 +181,8 @@ def main():
     print(f"CPU: {cpu['model']}, {cpu['cores']} cores; flags: {' '.join(cpu['flags_present']) or '-'}; "
           f"absent: {' '.join(cpu['flags_absent']) or '-'}; native bf16: {'yes' if cpu['bf16_native'] else 'no'}\n")
     print("| figure | measured | target |\n|---|---|---|")
-    row("sgemm peak through LibTorch, 1 / 2 threads (GFLOP/s)", f"{g1:.1f} / {g2:.1f}")
+    row("sgemm peak through LibTorch, 1 / 2 cores (GFLOP/s; OpenBLAS threads = cores, best torch count)",
+        f"{g1:.1f} / {g2:.1f}")
     if "gemm_bf16" in micro:
         b1, b2 = micro["gemm_bf16"]["1"]["peak_gflops"], micro["gemm_bf16"]["2"]["peak_gflops"]
         row("bf16 matmul peak through LibTorch, 1 / 2 threads (GFLOP/s)",

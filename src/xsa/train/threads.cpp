@@ -18,8 +18,12 @@ Fn find_symbol(const char* name) {
 }  // namespace
 
 void apply_thread_policy(int threads) {
-  at::set_num_threads(threads);
-  if (auto set_blas = find_symbol<SetThreadsFn>("openblas_set_num_threads")) set_blas(threads);
+  set_thread_counts(threads, threads);
+}
+
+void set_thread_counts(int torch_threads, int blas_threads) {
+  at::set_num_threads(torch_threads);
+  if (auto set_blas = find_symbol<SetThreadsFn>("openblas_set_num_threads")) set_blas(blas_threads);
 }
 
 void keep_large_allocations_in_heap() {

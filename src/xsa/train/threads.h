@@ -15,6 +15,10 @@ struct ThreadInfo {
 // thread count (found at run time with dlsym, so a non-OpenBLAS BLAS is not an error).
 // Call it in every thread that runs LibTorch ops.
 void apply_thread_policy(int threads);
+
+// LibTorch intra-op and OpenBLAS thread counts set separately, for measurements (xsa-bench's matmul
+// peak) that must try every configuration; training uses apply_thread_policy.
+void set_thread_counts(int torch_threads, int blas_threads);
 ThreadInfo current_thread_info();
 
 // Keeps large tensors' memory in the heap between steps. glibc serves allocations above its mmap
