@@ -129,7 +129,6 @@ json measure_gemm(const xsa::Config& cfg, int vocab, at::ScalarType dtype, doubl
     }
     out[std::to_string(threads)] = {{"peak_gflops", peak}, {"shapes", per_shape}};
   }
-  xsa::apply_thread_policy(1);
   return out;
 }
 
