@@ -16,6 +16,7 @@ struct InspectOptions {
   std::vector<std::string> paths;
   std::string format = "markdown";
   std::string sections;  // comma-separated table keys; empty = all
+  std::string lambdas;   // comma-separated λ labels of the variants to keep; empty = all
 };
 
 void setup_inspect_cli(CLI::App& app, InspectOptions& opt) {
@@ -37,13 +38,19 @@ void setup_inspect_cli(CLI::App& app, InspectOptions& opt) {
       "--section", opt.sections,
       "only these sections, comma-separated, in this order (paired, by_lambda, by_budget, by_seq_len, "
       "eval_curve, bias_init, bias, learned_lambda, verdicts, notes)");
+  app.add_option(
+      "--lambda", opt.lambdas,
+      "only the variants with these λ, comma-separated as the tables print them (e.g. 1,0.5,learned); "
+      "their baselines stay");
   app.set_version_flag("--version", std::string("xsa-inspect ") + XSA_VERSION + " (no LibTorch linked)");
 }
 
 int run_inspect(const InspectOptions& opt) {
   const xsa::report::Format format = xsa::report::parse_format(opt.format);
   const xsa::report::Discovery found = xsa::report::discover_results(opt.paths);
-  xsa::report::Report report = xsa::report::build_report(found.experiments, found.notes);
+  const std::vector<xsa::report::ExperimentResult> experiments =
+      opt.lambdas.empty() ? found.experiments : xsa::report::select_lambdas(found.experiments, opt.lambdas);
+  xsa::report::Report report = xsa::report::build_report(experiments, found.notes);
   if (!opt.sections.empty()) report = xsa::report::select_sections(report, opt.sections);
   std::cout << xsa::report::render(report, format);
   return xsa::kExitOk;

@@ -619,6 +619,47 @@ Report select_sections(const Report& report, const std::string& comma_separated_
   return out;
 }
 
+std::vector<ExperimentResult> select_lambdas(const std::vector<ExperimentResult>& experiments,
+                                             const std::string& comma_separated_labels) {
+  std::set<std::string> wanted, present;
+  for (std::size_t start = 0; start <= comma_separated_labels.size();) {
+    std::size_t comma = comma_separated_labels.find(',', start);
+    if (comma == std::string::npos) comma = comma_separated_labels.size();
+    wanted.insert(comma_separated_labels.substr(start, comma - start));
+    start = comma + 1;
+  }
+  std::vector<ExperimentResult> out;
+  for (const auto& e : experiments) {
+    ExperimentResult kept = e;
+    kept.comparisons.clear();
+    std::set<std::string> kept_runs;
+    for (const auto& c : e.comparisons) {
+      const RunResult* variant = e.find_run(c.variant);
+      if (!variant) continue;
+      const std::string label = variant_group_label(variant->spec);
+      present.insert(label);
+      if (!wanted.count(label)) continue;
+      kept.comparisons.push_back(c);
+      kept_runs.insert(c.baseline);
+      kept_runs.insert(c.variant);
+    }
+    if (kept.comparisons.empty()) continue;
+    // Runs keep their order (runs[0] is the baseline), minus the variants nobody asked for.
+    kept.runs.clear();
+    for (const auto& run : e.runs)
+      if (kept_runs.count(run.variant)) kept.runs.push_back(run);
+    out.push_back(std::move(kept));
+  }
+  for (const auto& label : wanted) {
+    if (present.count(label)) continue;
+    std::string known;
+    for (const auto& p : present) known += (known.empty() ? "" : ", ") + p;
+    throw InputError("--lambda '" + label + "': no variant with this λ in the results (they have: " +
+                     (known.empty() ? std::string("none") : known) + ")");
+  }
+  return out;
+}
+
 namespace {
 
 // Columns markdown shows: a column another one prints as its "± x" part is folded into it.

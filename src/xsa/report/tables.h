@@ -60,6 +60,12 @@ struct Report {
 Report build_report(const std::vector<ExperimentResult>& experiments,
                     const std::vector<std::string>& notes = {});
 
+// Keeps only the comparisons whose variant has one of these λ labels, as the tables print them ("1", "0.5",
+// "learned", "gate"), with their baselines; experiments left without a comparison are dropped. InputError
+// names a label that no variant in the experiments has.
+std::vector<ExperimentResult> select_lambdas(const std::vector<ExperimentResult>& experiments,
+                                             const std::string& comma_separated_labels);
+
 // Keeps only the named sections, in the given order ("by_lambda,bias"); InputError names an unknown key.
 Report select_sections(const Report& report, const std::string& comma_separated_keys);
 

@@ -416,6 +416,34 @@ TEST(Report, SelectSectionsKeepsOrderAndRejectsUnknownKeys) {
   }
 }
 
+TEST(Report, SelectLambdasKeepsThoseVariantsWithTheirBaselines) {
+  const Discovery d = discover_results({kSingle, kSweep});
+  const std::vector<ExperimentResult> kept = select_lambdas(d.experiments, "learned,0.5");
+  // tiny keeps sa + learned (its xsa goes); the three λ=0.5 seeds stay; the three λ=1 seeds are dropped.
+  ASSERT_EQ(kept.size(), 4u);
+  EXPECT_EQ(kept[0].label, "tiny");
+  ASSERT_EQ(kept[0].runs.size(), 2u);
+  EXPECT_EQ(kept[0].runs[0].variant, "sa");
+  EXPECT_EQ(kept[0].runs[1].variant, "learned");
+  ASSERT_EQ(kept[0].comparisons.size(), 1u);
+  EXPECT_EQ(kept[0].comparisons[0].variant, "learned");
+  const Report r = build_report(kept);
+  EXPECT_EQ(r.table("paired").rows.size(), 2u + 3u * 2u);
+  const Table& by_lambda = r.table("by_lambda");
+  ASSERT_EQ(by_lambda.rows.size(), 2u);  // numbers before names
+  EXPECT_EQ(text(by_lambda, 0, "lambda"), "0.5");
+  EXPECT_EQ(integer(by_lambda, 0, "n"), 3);
+  EXPECT_EQ(text(by_lambda, 1, "lambda"), "learned");
+  try {
+    select_lambdas(d.experiments, "1,0.3");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("--lambda '0.3'"), std::string::npos) << what;
+    EXPECT_NE(what.find("0.5, 1, learned"), std::string::npos) << what;
+  }
+}
+
 // ---- the xsa-inspect command ---------------------------------------------------------------------------
 
 struct CommandResult {
@@ -517,6 +545,17 @@ void expect_one_line_input_error(const std::string& args, const std::string& nee
   EXPECT_EQ(count_lines(r.err), 1u) << r.err;
   EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST(InspectCli, LambdaFilterKeepsOnlyThoseVariants) {
+  const CommandResult r = run_inspect(kSweep + " --lambda 1 --section by_lambda --format csv");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count_lines(r.out), 2u) << r.out;  // header + the λ=1 group
+  EXPECT_NE(r.out.find("by_lambda,sa,1,"), std::string::npos) << r.out;
+  const CommandResult bad = run_inspect(kSweep + " --lambda 0.3");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(count_lines(bad.err), 1u) << bad.err;
+  EXPECT_NE(bad.err.find("--lambda '0.3'"), std::string::npos) << bad.err;
 }
 
 TEST(InspectCli, BadInputExitsTwoWithOneLine) {
