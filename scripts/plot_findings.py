@@ -2,7 +2,7 @@
 """Figures for the README's Findings, drawn from xsa-inspect's own JSON (the numbers of the tables, not a
 second implementation of the statistics).
 
-Usage: scripts/plot_findings.py PATH... --out DIR [--inspect build/xsa-inspect]
+Usage: scripts/plot_findings.py PATH... --out DIR [--lambda 1,0.5] [--inspect build/xsa-inspect]
 
 Runs `xsa-inspect PATH... --format json` and writes into DIR every figure whose section has rows:
   improvement_vs_budget.png  mean improvement % vs training steps (log axis) with 95% CI bars, per λ
@@ -30,8 +30,9 @@ except ImportError:
              "(Debian's python3-matplotlib: apt-get install python3-matplotlib)")
 
 
-def inspect_json(exe, paths):
-    proc = subprocess.run([exe, *paths, "--format", "json"], capture_output=True, text=True)
+def inspect_json(exe, paths, lambdas=None):
+    extra = ["--lambda", lambdas] if lambdas else []
+    proc = subprocess.run([exe, *paths, *extra, "--format", "json"], capture_output=True, text=True)
     if proc.returncode != 0:
         print(f"plot_findings: error: xsa-inspect: {proc.stderr.strip()}", file=sys.stderr)
         sys.exit(proc.returncode or 2)
@@ -154,12 +155,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("paths", nargs="+", help="results.json files or folders, as for xsa-inspect")
     ap.add_argument("--out", required=True, help="folder for the PNG files (created if missing)")
+    ap.add_argument("--lambda", dest="lambdas", help="only these variants, as xsa-inspect --lambda (e.g. 1,0.5)")
     root = pathlib.Path(__file__).resolve().parent.parent
     ap.add_argument("--inspect", default=str(root / "build" / "xsa-inspect"), help="xsa-inspect executable")
     args = ap.parse_args()
     if not os.access(args.inspect, os.X_OK):
         sys.exit(f"plot_findings: error: {args.inspect}: xsa-inspect not built (scripts/build.sh) or not executable")
-    doc = inspect_json(args.inspect, args.paths)
+    doc = inspect_json(args.inspect, args.paths, args.lambdas)
     os.makedirs(args.out, exist_ok=True)
     for plot in (improvement_vs_budget, eval_delta_curve, improvement_vs_seq_len, bias_init_vs_end):
         plot(doc, args.out)

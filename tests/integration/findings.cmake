@@ -7,3 +7,12 @@ add_test(NAME plots.findings_from_inspect_json
     /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py
     ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single ${CMAKE_SOURCE_DIR}/tests/fixtures/report/sweep
     --inspect $<TARGET_FILE:xsa-inspect>)
+
+# --lambda reaches xsa-inspect: the fixtures' λ=0.5 seeds all have T=64, so without the other variants there is
+# no second sequence length and no length figure.
+add_test(NAME plots.findings_lambda_filter
+  COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_lambda_out
+    "eval_delta_curve bias_init_vs_end" "improvement_vs_seq_len improvement_vs_budget"
+    /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py
+    ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single ${CMAKE_SOURCE_DIR}/tests/fixtures/report/sweep
+    --lambda 0.5 --inspect $<TARGET_FILE:xsa-inspect>)
