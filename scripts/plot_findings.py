@@ -8,6 +8,8 @@ Runs `xsa-inspect PATH... --format json` and writes into DIR every figure whose 
   improvement_vs_budget.png  mean improvement % vs training steps (log axis) with 95% CI bars, per λ
   eval_delta_curve.png       paired Δ val loss (variant − baseline) along training with its 95% CI band,
                              per λ and budget
+  improvement_vs_lambda.png  mean improvement % per λ (numbers, then learned / gate) with 95% CI bars, per
+                             budget
   improvement_vs_seq_len.png mean improvement % vs T with 95% CI bars, per λ and tokens per step
   bias_init_vs_end.png       per layer: cos(y,v), cos(z,v), a_ii and value cosine of the baseline and the
                              variant, at initialisation and at the end (mean ± 95% CI over seeds)
@@ -97,6 +99,32 @@ def eval_delta_curve(doc, out):
     save(fig, out, "eval_delta_curve.png")
 
 
+def improvement_vs_lambda(doc, out):
+    rows = doc.get("by_lambda", [])
+    labels = []  # xsa-inspect's order: numeric λ ascending, then learned / gate
+    for r in rows:
+        if r["lambda"] not in labels:
+            labels.append(r["lambda"])
+    if len(labels) < 2:
+        return
+    budgets = sorted({r["steps"] for r in rows})
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for i, steps in enumerate(budgets):
+        sel = [r for r in rows if r["steps"] == steps]
+        ys, err = ci_bars(sel)
+        offset = (i - (len(budgets) - 1) / 2) * 0.12
+        ax.errorbar([labels.index(r["lambda"]) + offset for r in sel], ys, yerr=err, marker="o", capsize=4,
+                    linestyle="none", label=f"{steps} steps")
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels([f"λ={l}" if l[0].isdigit() else l for l in labels])
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xlabel("variant (each vs its seed's SA baseline)")
+    ax.set_ylabel("val-loss improvement over SA, %")
+    ax.set_title("Gain per λ (mean, 95% CI over seeds)")
+    ax.legend(fontsize=8)
+    save(fig, out, "improvement_vs_lambda.png")
+
+
 def improvement_vs_seq_len(doc, out):
     rows = doc.get("by_seq_len", [])
     if len({r["seq_len"] for r in rows}) < 2:
@@ -163,7 +191,8 @@ def main():
         sys.exit(f"plot_findings: error: {args.inspect}: xsa-inspect not built (scripts/build.sh) or not executable")
     doc = inspect_json(args.inspect, args.paths, args.lambdas)
     os.makedirs(args.out, exist_ok=True)
-    for plot in (improvement_vs_budget, eval_delta_curve, improvement_vs_seq_len, bias_init_vs_end):
+    for plot in (improvement_vs_budget, eval_delta_curve, improvement_vs_lambda, improvement_vs_seq_len,
+                 bias_init_vs_end):
         plot(doc, args.out)
     return 0
 

@@ -3,16 +3,16 @@
 # rows, as PNG files; a budget figure needs two budgets, which the fixtures do not have.
 add_test(NAME plots.findings_from_inspect_json
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_out
-    "eval_delta_curve improvement_vs_seq_len bias_init_vs_end" "improvement_vs_budget"
+    "eval_delta_curve improvement_vs_lambda improvement_vs_seq_len bias_init_vs_end" "improvement_vs_budget"
     /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py
     ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single ${CMAKE_SOURCE_DIR}/tests/fixtures/report/sweep
     --inspect $<TARGET_FILE:xsa-inspect>)
 
 # --lambda reaches xsa-inspect: the fixtures' λ=0.5 seeds all have T=64, so without the other variants there is
-# no second sequence length and no length figure.
+# no second sequence length and no second λ, so neither the length nor the λ figure.
 add_test(NAME plots.findings_lambda_filter
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_lambda_out
-    "eval_delta_curve bias_init_vs_end" "improvement_vs_seq_len improvement_vs_budget"
+    "eval_delta_curve bias_init_vs_end" "improvement_vs_lambda improvement_vs_seq_len improvement_vs_budget"
     /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py
     ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single ${CMAKE_SOURCE_DIR}/tests/fixtures/report/sweep
     --lambda 0.5 --inspect $<TARGET_FILE:xsa-inspect>)
