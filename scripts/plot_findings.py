@@ -2,7 +2,7 @@
 """Figures for the README's Findings, drawn from xsa-inspect's own JSON (the numbers of the tables, not a
 second implementation of the statistics).
 
-Usage: scripts/plot_findings.py PATH... --out DIR [--lambda 1,0.5] [--inspect build/xsa-inspect]
+Usage: scripts/plot_findings.py PATH... --out DIR [--lambda 1,0.5] [--only NAME,...] [--inspect build/xsa-inspect]
 
 Runs `xsa-inspect PATH... --format json` and writes into DIR every figure whose section has rows:
   improvement_vs_budget.png  mean improvement % vs training steps (log axis) with 95% CI bars, per λ
@@ -30,6 +30,11 @@ try:
 except ImportError:
     sys.exit(f"plot_findings: error: {sys.executable} has no matplotlib; run it with /usr/bin/python3 "
              "(Debian's python3-matplotlib: apt-get install python3-matplotlib)")
+
+
+def fail(message):
+    print(f"plot_findings: error: {message}", file=sys.stderr)
+    sys.exit(2)
 
 
 def inspect_json(exe, paths, lambdas=None):
@@ -72,6 +77,10 @@ def improvement_vs_budget(doc, out):
         ax.errorbar([r["steps"] for r in sel], ys, yerr=err, marker="o", capsize=4, label=lam_label(sel[0]))
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_xscale("log")
+    budgets = sorted({r["steps"] for r in rows})
+    ax.set_xticks(budgets)
+    ax.set_xticklabels([f"{b:,}" for b in budgets])
+    ax.minorticks_off()
     ax.set_xlabel("training steps (32 × 128 tokens each)")
     ax.set_ylabel("val-loss improvement over SA, %")
     ax.set_title("Gain vs training budget (mean, 95% CI over seeds)")
@@ -154,28 +163,32 @@ def bias_init_vs_end(doc, out):
     fixed = [r for r in end_rows if r["lambda"] == "1"] or end_rows
     if not fixed:
         return
-    key = (fixed[0]["seq_len"], fixed[0]["steps"], fixed[0]["lambda"])
-    pick = lambda rows: sorted((r for r in rows if (r["seq_len"], r["steps"], r["lambda"]) == key),
-                               key=lambda r: r["layer"])
-    end, init = pick(end_rows), pick(init_rows)
-    layers = [r["layer"] for r in end]
-    fig, axes = plt.subplots(1, len(METRICS), figsize=(13, 3.6))
-    width = 0.2
+    seq_len, lam = fixed[0]["seq_len"], fixed[0]["lambda"]
+    budgets = sorted({r["steps"] for r in fixed if r["seq_len"] == seq_len})
+    pick = lambda rows, steps: sorted((r for r in rows if (r["seq_len"], r["steps"], r["lambda"]) == (seq_len, steps, lam)),
+                                      key=lambda r: r["layer"])
+    # Every budget starts from the same initial weights per seed, so one "init" bar per side; then one "end"
+    # bar per training budget, to show how the metrics move with longer training.
+    init = pick(init_rows, budgets[0])
+    name = lam_label(fixed[0])
+    bars = [("SA init", init, "base")] + [(f"SA {b} steps", pick(end_rows, b), "base") for b in budgets]
+    bars += [(f"{name} init", init, "var")] + [(f"{name} {b} steps", pick(end_rows, b), "var") for b in budgets]
+    bars = [b for b in bars if b[1]]
+    layers = sorted({r["layer"] for _, rows, _ in bars for r in rows})
+    fig, axes = plt.subplots(1, len(METRICS), figsize=(13, 3.8))
+    width = 0.8 / len(bars)
     for ax, (m, title) in zip(axes, METRICS):
-        bars = [("SA init", init, "base"), ("SA end", end, "base"), (f"{lam_label(end[0])} init", init, "var"),
-                (f"{lam_label(end[0])} end", end, "var")]
         for i, (label, rows, side) in enumerate(bars):
-            if not rows:
-                continue
             ys = [r[f"{side}_{m}"] for r in rows]
             err = [r[f"{side}_{m}_ci"] or 0 for r in rows]
-            ax.bar([l + (i - 1.5) * width for l in layers], ys, width, yerr=err, capsize=3, label=label)
+            ax.bar([r["layer"] + (i - (len(bars) - 1) / 2) * width for r in rows], ys, width, yerr=err, capsize=2,
+                   label=label)
         ax.set_xticks(layers)
         ax.set_xticklabels([f"layer {l}" for l in layers])
         ax.set_title(title)
         ax.axhline(0, color="grey", lw=0.8)
     axes[0].legend(fontsize=7)
-    fig.suptitle(f"Bias metrics at init and after {key[1]} steps (T={key[0]}; mean ± 95% CI over seeds)")
+    fig.suptitle(f"Bias metrics at init and at the end of training (T={seq_len}; mean ± 95% CI over seeds)")
     save(fig, out, "bias_init_vs_end.png")
 
 
@@ -183,17 +196,25 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("paths", nargs="+", help="results.json files or folders, as for xsa-inspect")
     ap.add_argument("--out", required=True, help="folder for the PNG files (created if missing)")
+    ap.add_argument("--only", help="only these figures, comma-separated names without .png (e.g. improvement_vs_lambda)")
     ap.add_argument("--lambda", dest="lambdas", help="only these variants, as xsa-inspect --lambda (e.g. 1,0.5)")
     root = pathlib.Path(__file__).resolve().parent.parent
     ap.add_argument("--inspect", default=str(root / "build" / "xsa-inspect"), help="xsa-inspect executable")
     args = ap.parse_args()
     if not os.access(args.inspect, os.X_OK):
-        sys.exit(f"plot_findings: error: {args.inspect}: xsa-inspect not built (scripts/build.sh) or not executable")
+        fail(f"{args.inspect}: xsa-inspect not built (scripts/build.sh) or not executable")
+    plots = (improvement_vs_budget, eval_delta_curve, improvement_vs_lambda, improvement_vs_seq_len,
+             bias_init_vs_end)
+    names = [p.__name__ for p in plots]
+    only = args.only.split(",") if args.only else names
+    for name in only:
+        if name not in names:
+            fail(f"--only '{name}': not a figure, expected one of {', '.join(names)}")
     doc = inspect_json(args.inspect, args.paths, args.lambdas)
     os.makedirs(args.out, exist_ok=True)
-    for plot in (improvement_vs_budget, eval_delta_curve, improvement_vs_lambda, improvement_vs_seq_len,
-                 bias_init_vs_end):
-        plot(doc, args.out)
+    for plot in plots:
+        if plot.__name__ in only:
+            plot(doc, args.out)
     return 0
 
 

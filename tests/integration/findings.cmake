@@ -1,6 +1,6 @@
 # scripts/plot_findings.py draws the README's Findings figures from xsa-inspect's JSON: on the report fixtures
 # (several seeds and sequence lengths, bias at init and end) it must write the figures whose sections have
-# rows, as PNG files; a budget figure needs two budgets, which the fixtures do not have.
+# rows, as PNG files; a budget figure needs two budgets, which only the budget fixture has.
 add_test(NAME plots.findings_from_inspect_json
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_out
     "eval_delta_curve improvement_vs_lambda improvement_vs_seq_len bias_init_vs_end" "improvement_vs_budget"
@@ -16,3 +16,18 @@ add_test(NAME plots.findings_lambda_filter
     /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py
     ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single ${CMAKE_SOURCE_DIR}/tests/fixtures/report/sweep
     --lambda 0.5 --inspect $<TARGET_FILE:xsa-inspect>)
+
+# --only draws just the named figures, although the fixtures have the data for three more.
+add_test(NAME plots.findings_only
+  COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_only_out
+    "improvement_vs_lambda" "eval_delta_curve improvement_vs_seq_len bias_init_vs_end improvement_vs_budget"
+    /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py
+    ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single ${CMAKE_SOURCE_DIR}/tests/fixtures/report/sweep
+    --only improvement_vs_lambda --inspect $<TARGET_FILE:xsa-inspect>)
+
+# Two training budgets (fixtures/report/budget): the budget figure, and the bias figure with one bar per budget.
+add_test(NAME plots.findings_two_budgets
+  COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_budget_out
+    "improvement_vs_budget eval_delta_curve bias_init_vs_end" "improvement_vs_lambda improvement_vs_seq_len"
+    /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py ${CMAKE_SOURCE_DIR}/tests/fixtures/report/budget
+    --inspect $<TARGET_FILE:xsa-inspect>)

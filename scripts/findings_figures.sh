@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Redraws the README Findings figures in results/figures/ from the committed results/ (through xsa-inspect's
+# JSON, so figures and tables carry the same numbers). Sweeps not run yet are left out; run it again as they
+# finish. Needs build/xsa-inspect and Debian's python3-matplotlib.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+py=/usr/bin/python3
+
+existing() {  # the given results/ folders that hold at least one results.json
+  for d in "$@"; do
+    if [ -n "$(find "results/$d" -name results.json -print -quit 2>/dev/null)" ]; then echo "results/$d"; fi
+  done
+}
+
+# draw OUT FOLDERS [plot_findings options...]: OUT is emptied first so no figure outlives its data.
+draw() {
+  local out=$1 folders=$2
+  shift 2
+  [ -n "$folders" ] || return 0
+  rm -rf "results/figures/$out"
+  # shellcheck disable=SC2086  # the folder list is split on purpose
+  "$py" scripts/plot_findings.py $folders --out "results/figures/$out" "$@"
+}
+
+draw budget "$(existing budget_300 budget_1200 budget_2400)" --lambda 1,0.5 \
+  --only improvement_vs_budget,eval_delta_curve,bias_init_vs_end
+draw seqlen "$(existing seqlen_tokens seqlen_fixed_batch)" --only improvement_vs_seq_len
+draw lambda "$(existing budget_300 budget_1200)" --only improvement_vs_lambda
