@@ -155,7 +155,7 @@ json measure_steps(const xsa::Config& cfg, const std::vector<xsa::VariantSpec>& 
   for (size_t i = 0; i < variants.size(); ++i) {
     runs[i].model = xsa::Gpt(cfg.model, cfg.attention, variants[i], vocab, cfg.data.seq_len);
     runs[i].model->init_weights(at::make_generator<at::CPUGeneratorImpl>(cfg.seed));
-    runs[i].optimizer = xsa::make_adamw(runs[i].model, cfg.train);
+    runs[i].optimizer = xsa::make_adamw(runs[i].model, cfg.train, cfg.attention.lambda_lr_scale);
   }
   auto gen = at::make_generator<at::CPUGeneratorImpl>(2);
   for (int s = 0; s < warmup + steps; ++s) {
@@ -164,8 +164,9 @@ json measure_steps(const xsa::Config& cfg, const std::vector<xsa::VariantSpec>& 
     for (size_t i = 0; i < runs.size(); ++i) {
       auto& r = runs[i];
       // The trainer's own step (constant lr: the schedule costs nothing and changes no timing).
-      xsa::StepOutcome o = xsa::train_step(r.model, *r.optimizer, x, y, cfg.train.lr, cfg.train.grad_clip,
-                                           variants[i].name(), s + 1, precision);
+      xsa::StepOutcome o =
+          xsa::train_step(r.model, *r.optimizer, x, y, cfg.train.lr, cfg.attention.lambda_lr_scale,
+                          cfg.train.grad_clip, variants[i].name(), s + 1, precision);
       if (s < warmup) continue;
       r.fwd.push_back(o.forward_ms);
       r.bwd.push_back(o.backward_ms);

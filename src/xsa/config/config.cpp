@@ -297,6 +297,9 @@ const std::vector<Key>& keys() {
     k.push_back(double_key(
         "attention.learned_init", XSA_FIELD(c.attention.learned_init),
         [](double v) { return v > 0.0 && v < 1.0; }, "a number in (0, 1)"));
+    k.push_back(double_key(
+        "attention.lambda_lr_scale", XSA_FIELD(c.attention.lambda_lr_scale),
+        [](double v) { return v > 0.0 && v <= 1000.0; }, "a number in (0, 1000]"));
 
     k.push_back(int_key("train.steps", XSA_FIELD(c.train.steps), at_least(1), "an integer >= 1"));
     k.push_back(int_key("train.batch_size", XSA_FIELD(c.train.batch_size), at_least(1), "an integer >= 1"));

@@ -54,6 +54,10 @@ struct AttentionConfig {
                                        VariantSpec{VariantSpec::Kind::kFixed, 1.0}};
   std::vector<int> layers;    // layers the variant applies to; empty = all layers
   double learned_init = 0.5;  // initial λ for the "learned" variant, in (0,1)
+  // Multiplies the learning rate (and its schedule) of the learned λ's θ and of the gates. They are one
+  // scalar per layer and head, and Adam moves a parameter by about lr per step whatever its gradient, so at
+  // the model's lr they cannot travel far in a short run (README "Findings", question 3). In (0, 1000].
+  double lambda_lr_scale = 1.0;
 };
 
 struct TrainConfig {

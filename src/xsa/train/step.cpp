@@ -14,29 +14,49 @@
 
 namespace xsa {
 
-std::unique_ptr<torch::optim::AdamW> make_adamw(Gpt& model, const TrainConfig& train) {
-  std::vector<torch::Tensor> decay, no_decay;  // decay on >= 2-D weights only (not norms, λ, gates)
-  for (auto& p : model->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
-  auto options = [&](double wd) {
-    auto o = std::make_unique<torch::optim::AdamWOptions>(train.lr);
+namespace {
+constexpr std::size_t kLambdaGroup = 2;  // the λ/gate group, present only when lambda_lr_scale != 1
+}
+
+std::unique_ptr<torch::optim::AdamW> make_adamw(Gpt& model, const TrainConfig& train,
+                                                double lambda_lr_scale) {
+  // decay on >= 2-D weights only (not norms, λ, gates); λ and gates in a group of their own when scaled
+  std::vector<torch::Tensor> decay, no_decay, lambda_group;
+  const bool separate = lambda_lr_scale != 1.0;
+  for (auto& item : model->named_parameters(true)) {
+    const torch::Tensor& p = item.value();
+    if (separate && is_variant_parameter(item.key()))
+      lambda_group.push_back(p);
+    else
+      (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  }
+  auto options = [&](double lr, double wd) {
+    auto o = std::make_unique<torch::optim::AdamWOptions>(lr);
     o->betas({train.beta1, train.beta2}).weight_decay(wd).eps(1e-8);
     return o;
   };
   std::vector<torch::optim::OptimizerParamGroup> groups;
-  groups.emplace_back(decay, options(train.weight_decay));
-  groups.emplace_back(no_decay, options(0.0));
+  groups.emplace_back(decay, options(train.lr, train.weight_decay));
+  groups.emplace_back(no_decay, options(train.lr, 0.0));
+  if (separate) groups.emplace_back(lambda_group, options(train.lr * lambda_lr_scale, 0.0));
   return std::make_unique<torch::optim::AdamW>(groups, torch::optim::AdamWOptions(train.lr));
 }
 
+void set_learning_rate(torch::optim::AdamW& optimizer, double lr, double lambda_lr_scale) {
+  auto& groups = optimizer.param_groups();
+  for (std::size_t i = 0; i < groups.size(); ++i)
+    static_cast<torch::optim::AdamWOptions&>(groups[i].options())
+        .lr(i == kLambdaGroup ? lr * lambda_lr_scale : lr);
+}
+
 StepOutcome train_step(Gpt& model, torch::optim::AdamW& optimizer, const torch::Tensor& x,
-                       const torch::Tensor& y, double lr, double grad_clip, const std::string& run,
-                       int step_number, Precision precision) {
+                       const torch::Tensor& y, double lr, double lambda_lr_scale, double grad_clip,
+                       const std::string& run, int step_number, Precision precision) {
   using Clock = std::chrono::steady_clock;
   auto ms = [](Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
   };
-  for (auto& group : optimizer.param_groups())
-    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+  set_learning_rate(optimizer, lr, lambda_lr_scale);
 
   StepOutcome out;
   auto t0 = Clock::now();

@@ -13,8 +13,15 @@
 
 namespace xsa {
 
-// AdamW as training uses it: decay on >= 2-D weights only, betas/eps/lr from the config.
-std::unique_ptr<torch::optim::AdamW> make_adamw(Gpt& model, const TrainConfig& train);
+// AdamW as training uses it: decay on >= 2-D weights only, betas/eps/lr from the config. With
+// lambda_lr_scale != 1 the learned λ's θ and the gates (is_variant_parameter) get a third parameter group,
+// whose learning rate set_learning_rate keeps at lr × lambda_lr_scale; with 1 there are two groups, as
+// before the option existed (so earlier checkpoints still load).
+std::unique_ptr<torch::optim::AdamW> make_adamw(Gpt& model, const TrainConfig& train,
+                                                double lambda_lr_scale = 1.0);
+
+// This step's learning rate: `lr` for the weights, lr × lambda_lr_scale for the λ/gate group if there is one.
+void set_learning_rate(torch::optim::AdamW& optimizer, double lr, double lambda_lr_scale);
 
 struct StepOutcome {
   double loss = 0;       // training loss of the batch, before the update
@@ -23,13 +30,13 @@ struct StepOutcome {
   double forward_ms = 0, backward_ms = 0, optimizer_ms = 0;
 };
 
-// Sets the learning rate, then forward + fused loss on x (B, T) against y (B, T) (under bf16 autocast when
-// `precision` is bf16: the forward only; backward follows the dtypes autograd recorded), backward, gradient
-// clipping to `grad_clip` (0 = no clipping: gradients stay as backward left them; the norm is still
-// measured) and one AdamW update. Throws RuntimeFailure naming `run` and the 1-based `step_number` when the
-// loss or the gradient norm is not finite (before the weights change).
+// Sets the learning rate (set_learning_rate), then forward + fused loss on x (B, T) against y (B, T) (under
+// bf16 autocast when `precision` is bf16: the forward only; backward follows the dtypes autograd recorded),
+// backward, gradient clipping to `grad_clip` (0 = no clipping: gradients stay as backward left them; the norm
+// is still measured) and one AdamW update. Throws RuntimeFailure naming `run` and the 1-based `step_number`
+// when the loss or the gradient norm is not finite (before the weights change).
 StepOutcome train_step(Gpt& model, torch::optim::AdamW& optimizer, const torch::Tensor& x,
-                       const torch::Tensor& y, double lr, double grad_clip, const std::string& run,
-                       int step_number, Precision precision = Precision::kFp32);
+                       const torch::Tensor& y, double lr, double lambda_lr_scale, double grad_clip,
+                       const std::string& run, int step_number, Precision precision = Precision::kFp32);
 
 }  // namespace xsa

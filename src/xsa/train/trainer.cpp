@@ -104,7 +104,7 @@ class VariantRun {
     const auto& cfg = s_.cfg;
     model_ = Gpt(cfg.model, cfg.attention, spec_, s_.data.meta.vocab_size, cfg.data.seq_len);
     model_->init_weights(at::make_generator<at::CPUGeneratorImpl>(cfg.seed));
-    optimizer_ = make_adamw(model_, cfg.train);
+    optimizer_ = make_adamw(model_, cfg.train, cfg.attention.lambda_lr_scale);
     record_.variant = spec_.name();
     record_.spec.kind = variant_kind_name(spec_.kind);
     if (spec_.kind == VariantSpec::Kind::kFixed) record_.spec.lambda = spec_.lambda;
@@ -153,8 +153,8 @@ class VariantRun {
       auto starts = sampler.batch_starts(step_, B);
       auto batch = make_batch(*s_.data.train, starts.data(), B, T);  // (B, T+1)
       auto x = batch.narrow(1, 0, T), y = batch.narrow(1, 1, T);     // (B, T) each
-      StepOutcome outcome = train_step(model_, *optimizer_, x, y, lr, cfg.train.grad_clip, spec_.name(),
-                                       step_ + 1, s_.precision);
+      StepOutcome outcome = train_step(model_, *optimizer_, x, y, lr, cfg.attention.lambda_lr_scale,
+                                       cfg.train.grad_clip, spec_.name(), step_ + 1, s_.precision);
       ++step_;
       double ms = 1e3 * seconds_since(t0);
       step_ms_.push_back(ms);

@@ -67,7 +67,7 @@ seed: 18446744073709551615
 data: {dir: /tmp/d, seq_len: 64}
 model: {n_layer: 3, d_model: 96, n_head: 6, d_head: 16, mlp_ratio: 2, pos: learned, embed_norm: false,
         tie_embeddings: false}
-attention: {variants: [sa, 0.25, xsa, learned, gate], layers: [0, 2], learned_init: 0.3}
+attention: {variants: [sa, 0.25, xsa, learned, gate], layers: [0, 2], learned_init: 0.3, lambda_lr_scale: 30}
 train: {steps: 40, batch_size: 4, lr: 3e-4, min_lr: 0, warmup_steps: 40, weight_decay: 0.0, beta1: 0.8,
         beta2: 0.99, grad_clip: 0, log_interval: 7, checkpoint_interval: 5}
 eval: {interval: 11, batches: 3}
@@ -98,6 +98,7 @@ runtime: {threads: 3, workers: 4}
   EXPECT_EQ(c.attention.variants[4].kind, VariantSpec::Kind::kGate);
   EXPECT_EQ(c.attention.layers, (std::vector<int>{0, 2}));
   EXPECT_DOUBLE_EQ(c.attention.learned_init, 0.3);
+  EXPECT_DOUBLE_EQ(c.attention.lambda_lr_scale, 30.0);
   EXPECT_EQ(c.train.steps, 40);
   EXPECT_EQ(c.train.batch_size, 4);
   EXPECT_DOUBLE_EQ(c.train.lr, 3e-4);
@@ -292,6 +293,8 @@ TEST(ConfigErrors, OutOfRange) {
   expect_error("runtime: {workers: 0}", "runtime.workers");
   expect_error("attention: {learned_init: 1}", "attention.learned_init");
   expect_error("attention: {learned_init: 0}", "attention.learned_init");
+  expect_error("attention: {lambda_lr_scale: 0}", "attention.lambda_lr_scale");
+  expect_error("attention: {lambda_lr_scale: 1001}", "attention.lambda_lr_scale");
 }
 
 TEST(ConfigErrors, Attention) {

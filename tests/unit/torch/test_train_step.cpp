@@ -66,7 +66,7 @@ TEST(TrainStep, GradClipZeroLeavesGradientsUntouched) {
 
   Gpt model = make_model(cfg);
   auto optimizer = make_adamw(model, cfg.train);
-  StepOutcome out = train_step(model, *optimizer, b.x, b.y, 1e-3, cfg.train.grad_clip, "t", 1);
+  StepOutcome out = train_step(model, *optimizer, b.x, b.y, 1e-3, 1.0, cfg.train.grad_clip, "t", 1);
   auto params = model->parameters();
   ASSERT_EQ(params.size(), ref.size());
   for (size_t i = 0; i < params.size(); ++i) {
@@ -86,7 +86,7 @@ TEST(TrainStep, PositiveGradClipScalesGradientsToTheLimit) {
 
   Gpt model = make_model(cfg);
   auto optimizer = make_adamw(model, cfg.train);
-  StepOutcome out = train_step(model, *optimizer, b.x, b.y, 1e-3, cfg.train.grad_clip, "t", 1);
+  StepOutcome out = train_step(model, *optimizer, b.x, b.y, 1e-3, 1.0, cfg.train.grad_clip, "t", 1);
   EXPECT_NEAR(out.grad_norm, ref_norm, 1e-5 * ref_norm);  // reported before clipping
   double sq = 0;
   auto params = model->parameters();
@@ -108,13 +108,62 @@ TEST(TrainStep, NonFiniteLossThrowsBeforeTheWeightsChange) {
   }
   auto before = model->parameters()[1].clone();
   try {
-    train_step(model, *optimizer, b.x, b.y, 1e-3, 1.0, "xsa", 7);
+    train_step(model, *optimizer, b.x, b.y, 1e-3, 1.0, 1.0, "xsa", 7);
     FAIL() << "expected RuntimeFailure";
   } catch (const RuntimeFailure& e) {
     EXPECT_NE(std::string(e.what()).find("run 'xsa': loss became"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("at step 7"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(torch::equal(model->parameters()[1], before));
+}
+
+// Adam's first update of a parameter is lr · g/(|g| + eps) (eps = 1e-8): about ±lr wherever |g| ≫ eps,
+// whatever the gradient's size. So the λ parameters must move by lr × lambda_lr_scale times that, and every
+// other weight exactly as without the option.
+TEST(TrainStep, LambdaLrScaleScalesOnlyTheLambdaParameters) {
+  Config cfg = small_config();
+  Batch b = make_batch();
+  const VariantSpec learned{VariantSpec::Kind::kLearned, 0.0};
+  struct Moved {
+    std::string name;
+    torch::Tensor delta, grad;
+  };
+  auto step_once = [&](double scale) {
+    Gpt model(cfg.model, cfg.attention, learned, kVocab, kSeqLen);
+    model->init_weights(at::make_generator<at::CPUGeneratorImpl>(5));
+    auto optimizer = make_adamw(model, cfg.train, scale);
+    EXPECT_EQ(optimizer->param_groups().size(), scale == 1.0 ? 2u : 3u);
+    std::vector<Moved> moved;
+    for (const auto& item : model->named_parameters(true))
+      moved.push_back({item.key(), item.value().detach().clone(), {}});
+    train_step(model, *optimizer, b.x, b.y, 1e-3, scale, cfg.train.grad_clip, "learned", 1);
+    auto now = model->named_parameters(true);
+    for (auto& m : moved) {
+      m.delta = now[m.name].detach() - m.delta;
+      m.grad = now[m.name].grad().clone();  // after clipping: what AdamW used
+    }
+    return moved;
+  };
+  const auto plain = step_once(1.0), scaled = step_once(10.0);
+  ASSERT_EQ(plain.size(), scaled.size());
+  int lambda_tensors = 0;
+  for (size_t i = 0; i < plain.size(); ++i) {
+    const Moved& a = plain[i];
+    const Moved& b10 = scaled[i];
+    ASSERT_EQ(a.name, b10.name);
+    if (is_variant_parameter(a.name)) {
+      ++lambda_tensors;
+      const auto g = a.grad.to(torch::kDouble);
+      const auto expected = -1e-3 * g / (g.abs() + 1e-8);  // Adam's first step at lr 1e-3, no decay on θ
+      EXPECT_TRUE(torch::allclose(a.delta.to(torch::kDouble), expected, 1e-4, 1e-9)) << a.name << a.delta;
+      EXPECT_TRUE(torch::allclose(b10.delta.to(torch::kDouble), 10 * expected, 1e-4, 1e-8))
+          << a.name << b10.delta;
+      EXPECT_GT(a.delta.abs().max().item<double>(), 5e-4);  // the check above is not vacuous
+    } else {
+      EXPECT_TRUE(torch::equal(a.delta, b10.delta)) << a.name;  // the weights' update ignores the option
+    }
+  }
+  EXPECT_EQ(lambda_tensors, cfg.model.n_layer);
 }
 
 }  // namespace
