@@ -10,7 +10,7 @@
 # Usage: scripts/run_science.sh [--lanes 2|1] [--only NAME[,NAME...]]
 #   --lanes 2 (default): two sweeps side by side with one worker each (a 2-core machine), in two queues
 #             balanced by their measured cost: lane A budget_300 -> budget_1200 -> seqlen_fixed_batch,
-#             lane B seqlen_tokens -> budget_2400.
+#             lane B seqlen_tokens -> budget_2400 -> lambda_lr.
 #   --lanes 1: every sweep one after another with --workers 2.
 #   --only:   just these sweeps (names of configs/science/*.yaml), one after another.
 set -uo pipefail
@@ -60,11 +60,11 @@ lane() {  # lane WORKERS NAME...: sweeps one after another; a failed point does 
 if [ -n "$only" ]; then
   lane "$lanes" ${only//,/ }
 elif [ "$lanes" = 1 ]; then
-  lane 2 budget_300 seqlen_tokens budget_1200 budget_2400 seqlen_fixed_batch
+  lane 2 budget_300 seqlen_tokens budget_1200 budget_2400 seqlen_fixed_batch lambda_lr
 else
   lane 1 budget_300 budget_1200 seqlen_fixed_batch &
   a=$!
-  lane 1 seqlen_tokens budget_2400 &
+  lane 1 seqlen_tokens budget_2400 lambda_lr &
   b=$!
   rc=0
   wait $a || rc=1

@@ -44,6 +44,18 @@ std::string variant_group_label(const VariantRecord& spec) {
   return buf;
 }
 
+std::string variant_group_label(const ExperimentResult& experiment, const RunResult& run) {
+  std::string label = variant_group_label(run.spec);
+  if (run.spec.lambda) return label;  // fixed λ: no parameters, the scale does not apply
+  const auto attention = experiment.config.find("attention");
+  if (attention == experiment.config.end() || !attention->is_object()) return label;
+  const auto scale = attention->find("lambda_lr_scale");
+  if (scale == attention->end() || !scale->is_number() || scale->get<double>() == 1.0) return label;
+  char buf[40];
+  std::snprintf(buf, sizeof buf, " lr×%.6g", scale->get<double>());
+  return label + buf;
+}
+
 const RunResult* ExperimentResult::find_run(const std::string& variant) const {
   for (const auto& run : runs)
     if (run.variant == variant) return &run;

@@ -138,6 +138,11 @@ struct ExperimentResult {
   }
 };
 
+// The group label of a run inside its experiment: variant_group_label, plus " lr×S" for a learned/gate run
+// whose experiment scaled their learning rate (config attention.lambda_lr_scale = S ≠ 1), so runs trained
+// with different λ learning rates never share a group ("learned lr×30").
+std::string variant_group_label(const ExperimentResult& experiment, const RunResult& run);
+
 // Validates and converts; `source` names the file in errors. Throws InputError with one line such as
 // "runs/a/results.json: missing key runs[1].final.val_loss". Reads every file written under this schema
 // since its first version: fields added later are optional.

@@ -109,7 +109,7 @@ GroupKey key_for(const Pair& p, bool by_seq_len) {
   k.baseline = p.baseline->variant;
   k.has_lambda = p.variant->spec.lambda.has_value();
   k.lambda = p.variant->spec.lambda.value_or(0);
-  k.label = variant_group_label(p.variant->spec);
+  k.label = variant_group_label(*p.experiment, *p.variant);
   k.steps = train_steps(*p.experiment);
   if (by_seq_len) {
     k.seq_len = p.experiment->seq_len;
@@ -181,7 +181,7 @@ Table paired_table(const std::vector<ExperimentResult>& experiments) {
       for (const auto& c : e.comparisons)
         if (c.variant == run.variant) cmp = &c;
       t.rows.push_back({e.label, e.seq_len, run.seed ? Cell(static_cast<std::int64_t>(*run.seed)) : Cell(),
-                        run.variant, variant_group_label(run.spec), run.final.val_loss,
+                        run.variant, variant_group_label(e, run), run.final.val_loss,
                         opt_cell(run.final.val_loss_sem), cmp ? Cell(cmp->delta_val_loss) : Cell(),
                         cmp ? Cell(cmp->improvement_pct) : Cell()});
     }
@@ -636,7 +636,7 @@ std::vector<ExperimentResult> select_lambdas(const std::vector<ExperimentResult>
     for (const auto& c : e.comparisons) {
       const RunResult* variant = e.find_run(c.variant);
       if (!variant) continue;
-      const std::string label = variant_group_label(variant->spec);
+      const std::string label = variant_group_label(e, *variant);
       present.insert(label);
       if (!wanted.count(label)) continue;
       kept.comparisons.push_back(c);

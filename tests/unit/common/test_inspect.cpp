@@ -444,6 +444,27 @@ TEST(Report, SelectLambdasKeepsThoseVariantsWithTheirBaselines) {
   }
 }
 
+TEST(Report, LearnedRunsWithADifferentLambdaLrNeverShareAGroup) {
+  const Discovery d = discover_results({kSingle});
+  ASSERT_EQ(d.experiments.size(), 1u);
+  ExperimentResult scaled = d.experiments[0];
+  scaled.label = "tiny-lr30";
+  scaled.config["attention"]["lambda_lr_scale"] = 30.0;
+  const std::vector<ExperimentResult> both = {d.experiments[0], scaled};
+  const Report report = build_report(both);
+  const Table& t = report.table("by_lambda");
+  ASSERT_EQ(t.rows.size(), 3u);  // xsa pooled over both (fixed λ has no λ parameters); learned apart
+  EXPECT_EQ(text(t, 0, "lambda"), "1");
+  EXPECT_EQ(integer(t, 0, "n"), 2);
+  EXPECT_EQ(text(t, 1, "lambda"), "learned");
+  EXPECT_EQ(integer(t, 1, "n"), 1);
+  EXPECT_EQ(text(t, 2, "lambda"), "learned lr×30");
+  EXPECT_EQ(integer(t, 2, "n"), 1);
+  const std::vector<ExperimentResult> kept = select_lambdas(both, "learned lr×30");
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].label, "tiny-lr30");
+}
+
 // ---- the xsa-inspect command ---------------------------------------------------------------------------
 
 struct CommandResult {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
@@ -116,6 +117,26 @@ TEST(SweepGrid, ShippedSweepConfigs) {
   SweepSpec smoke = load_sweep(dir + "sweep_smoke.yaml");
   EXPECT_EQ(expand_grid(smoke).size(), 4u);
   EXPECT_NO_THROW(validate_points(smoke, expand_grid(smoke)));
+}
+
+// The science sweeps (README "Findings") run for hours unattended: every file must expand and every point's
+// config must load (a key the trainer does not know would fail each point at its start).
+TEST(SweepGrid, ScienceSweepConfigs) {
+  const std::string dir = std::string(XSA_SOURCE_DIR) + "/configs/science/";
+  const std::vector<std::pair<std::string, std::size_t>> expected = {
+      {"budget_300", 5}, {"budget_1200", 5},         {"budget_2400", 5},
+      {"lambda_lr", 5},  {"seqlen_fixed_batch", 15}, {"seqlen_tokens", 20}};
+  std::size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    files += entry.path().extension() == ".yaml";
+  EXPECT_EQ(files, expected.size()) << "a sweep file in " << dir << " is not checked here";
+  for (const auto& [name, points] : expected) {
+    SweepSpec spec = load_sweep(dir + name + ".yaml");
+    EXPECT_EQ(spec.name, name);
+    auto p = expand_grid(spec);
+    EXPECT_EQ(p.size(), points) << name;
+    EXPECT_NO_THROW(validate_points(spec, p)) << name;
+  }
 }
 
 TEST(SweepShard, ParseShard) {
