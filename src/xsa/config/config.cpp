@@ -563,6 +563,27 @@ nlohmann::json config_to_json(const Config& c) {
   return out;
 }
 
+nlohmann::json config_json_with_defaults(const nlohmann::json& recorded) {
+  nlohmann::json out = config_to_json(Config{});
+  if (!recorded.is_object()) return recorded;
+  for (const auto& [key, value] : recorded.items()) {
+    auto section = out.find(key);
+    if (section != out.end() && section->is_object() && value.is_object()) {
+      for (const auto& [leaf, v] : value.items()) (*section)[leaf] = v;
+    } else {
+      out[key] = value;
+    }
+  }
+  // Sections the record left out entirely (runtime, erased from identities) stay out.
+  for (auto it = out.begin(); it != out.end();) {
+    if (it->is_object() && !recorded.contains(it.key()))
+      it = out.erase(it);
+    else
+      ++it;
+  }
+  return out;
+}
+
 std::string config_to_yaml(const Config& c) {
   // Hand-written block YAML in key-table order; every value is written as JSON text, which YAML reads
   // back unchanged (quoted strings stay strings, doubles use nlohmann's shortest round-trip form).

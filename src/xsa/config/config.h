@@ -125,6 +125,11 @@ Config parse_config(const std::string& yaml_text, const std::string& source,
 nlohmann::json config_to_json(const Config& c);
 std::string config_to_yaml(const Config& c);
 
+// A config JSON recorded by an earlier version (a checkpoint's identity) with every key it lacks filled in
+// with that key's default. A key is only ever added with a default that reproduces the behaviour from
+// before it existed, so a record without it means the default. Recorded values are kept as they are.
+nlohmann::json config_json_with_defaults(const nlohmann::json& recorded);
+
 // True if `dotted` names a config key (used by xsa-sweep to validate grid keys). Includes the
 // sweep shorthand "attention.lambda".
 bool is_config_key(const std::string& dotted);

@@ -70,7 +70,9 @@ json load_checked(const std::string& path, Gpt& model, torch::optim::AdamW& opti
   c10::IValue state_value;
   archive.read("state", state_value);
   json state = json::parse(state_value.toStringRef());
-  const json& had = state.at("identity");
+  json had = state.at("identity");
+  // A checkpoint written before a config key existed lacks it; the key's default is what that run did.
+  if (had.contains("config")) had["config"] = config_json_with_defaults(had["config"]);
   if (had != identity) {
     throw InputError(path + ": checkpoint was made with a different config or data (differs in:" +
                      identity_differences(had, identity) + "); use --force to start over");

@@ -365,5 +365,27 @@ TEST(ConfigErrors, LoadMissingFileNamesIt) {
   }
 }
 
+// A checkpoint's identity written before attention.lambda_lr_scale existed must still match a config that
+// has the key at its default (1), and only then.
+TEST(Config, RecordedConfigGetsDefaultsForKeysAddedLater) {
+  Config c;
+  c.seed = 7;
+  c.train.steps = 1200;
+  nlohmann::json now = config_to_json(c);
+  now.erase("runtime");  // as in checkpoint identities
+  nlohmann::json old = now;
+  old["attention"].erase("lambda_lr_scale");
+  ASSERT_NE(old, now);
+  EXPECT_EQ(config_json_with_defaults(old), now);
+  // Recorded values stay as they were, including a non-default value of the new key.
+  old["attention"]["lambda_lr_scale"] = 30.0;
+  const nlohmann::json filled = config_json_with_defaults(old);
+  EXPECT_EQ(filled["attention"]["lambda_lr_scale"], 30.0);
+  EXPECT_EQ(filled["seed"], 7);
+  EXPECT_EQ(filled["train"]["steps"], 1200);
+  EXPECT_FALSE(filled.contains("runtime"));  // a section the record left out stays out
+  EXPECT_NE(filled, now);
+}
+
 }  // namespace
 }  // namespace xsa
