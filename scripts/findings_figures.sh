@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 py=/usr/bin/python3
+[ -x build/xsa-inspect ] || { echo "findings_figures: error: build/xsa-inspect not built (scripts/build.sh)" >&2; exit 2; }
+mkdir -p results/figures
 
 existing() {  # the given results/ folders that hold at least one results.json
   for d in "$@"; do
@@ -12,14 +14,22 @@ existing() {  # the given results/ folders that hold at least one results.json
   done
 }
 
-# draw OUT FOLDERS [plot_findings options...]: OUT is emptied first so no figure outlives its data.
+# draw OUT FOLDERS [plot_findings options...]: draws into a fresh folder and replaces results/figures/OUT only
+# when that succeeded, so no figure outlives its data and a failure leaves the committed figures in place.
 draw() {
   local out=$1 folders=$2
   shift 2
   [ -n "$folders" ] || return 0
-  rm -rf "results/figures/$out"
+  local tmp
+  tmp=$(mktemp -d "results/figures/.$out.XXXXXX")
   # shellcheck disable=SC2086  # the folder list is split on purpose
-  "$py" scripts/plot_findings.py $folders --out "results/figures/$out" "$@"
+  if ! "$py" scripts/plot_findings.py $folders --out "$tmp" "$@"; then
+    rm -rf "$tmp"
+    return 1
+  fi
+  chmod 755 "$tmp"
+  rm -rf "results/figures/$out"
+  mv "$tmp" "results/figures/$out"
 }
 
 draw budget "$(existing budget_300 budget_1200 budget_2400)" --lambda 1,0.5 \

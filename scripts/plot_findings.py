@@ -134,18 +134,38 @@ def improvement_vs_lambda(doc, out):
     save(fig, out, "improvement_vs_lambda.png")
 
 
+def length_series(rows):
+    """The lines of the length figure: (legend label, rows sorted by T). One line per λ, budget and design:
+    tokens per step fixed (batch = tokens / T: a tokens/step value shared by several lengths) or batch fixed
+    (then tokens per step grow with T: the rows left over, one line per batch size)."""
+    series = []
+    for lam, steps in sorted({(r["lambda"], r["steps"]) for r in rows}, key=str):
+        group = [r for r in rows if (r["lambda"], r["steps"]) == (lam, steps)]
+        name = f"{lam_label(group[0])}, {steps} steps"
+        by_tokens, rest = {}, []
+        for r in group:
+            by_tokens.setdefault(r["tokens_per_step"], []).append(r)
+        for tokens, sel in by_tokens.items():
+            if tokens is not None and len(sel) >= 2:
+                series.append((f"{name}, {tokens:,} tokens/step", sel))
+            else:
+                rest += sel
+        by_batch = {}
+        for r in rest:
+            by_batch.setdefault(r["batch_size"], []).append(r)
+        for batch, sel in by_batch.items():
+            series.append((f"{name}, batch {batch} fixed" if batch is not None else name, sel))
+    return [(label, sorted(sel, key=lambda r: r["seq_len"])) for label, sel in series]
+
+
 def improvement_vs_seq_len(doc, out):
     rows = doc.get("by_seq_len", [])
     if len({r["seq_len"] for r in rows}) < 2:
         return
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for key in sorted({(r["lambda"], r["tokens_per_step"] or 0, r["steps"]) for r in rows}, key=str):
-        sel = sorted((r for r in rows if (r["lambda"], r["tokens_per_step"] or 0, r["steps"]) == key),
-                     key=lambda r: r["seq_len"])
-        design = "tokens/step fixed" if len({r["tokens_per_step"] for r in sel}) == 1 else "batch fixed"
+    for label, sel in length_series(rows):
         ys, err = ci_bars(sel)
-        ax.errorbar([r["seq_len"] for r in sel], ys, yerr=err, marker="o", capsize=4,
-                    label=f"{lam_label(sel[0])}, {design}, {key[2]} steps")
+        ax.errorbar([r["seq_len"] for r in sel], ys, yerr=err, marker="o", capsize=4, label=label)
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("sequence length T")
@@ -164,7 +184,7 @@ def bias_init_vs_end(doc, out):
     if not fixed:
         return
     seq_len, lam = fixed[0]["seq_len"], fixed[0]["lambda"]
-    budgets = sorted({r["steps"] for r in fixed if r["seq_len"] == seq_len})
+    budgets = sorted({r["steps"] for r in fixed if (r["seq_len"], r["lambda"]) == (seq_len, lam)})
     pick = lambda rows, steps: sorted((r for r in rows if (r["seq_len"], r["steps"], r["lambda"]) == (seq_len, steps, lam)),
                                       key=lambda r: r["layer"])
     # Every budget starts from the same initial weights per seed, so one "init" bar per side; then one "end"

@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --lanes) lanes="${2:-}"; shift 2 ;;
     --only) only="${2:-}"; shift 2 ;;
-    -h|--help) sed -n 2,13p "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n 2,15p "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run_science: error: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

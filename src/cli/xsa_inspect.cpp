@@ -48,9 +48,10 @@ void setup_inspect_cli(CLI::App& app, InspectOptions& opt) {
 int run_inspect(const InspectOptions& opt) {
   const xsa::report::Format format = xsa::report::parse_format(opt.format);
   const xsa::report::Discovery found = xsa::report::discover_results(opt.paths);
-  const std::vector<xsa::report::ExperimentResult> experiments =
-      opt.lambdas.empty() ? found.experiments : xsa::report::select_lambdas(found.experiments, opt.lambdas);
-  xsa::report::Report report = xsa::report::build_report(experiments, found.notes);
+  xsa::report::Report report =
+      opt.lambdas.empty() ? xsa::report::build_report(found.experiments, found.notes)
+                          : xsa::report::build_report(
+                                xsa::report::select_lambdas(found.experiments, opt.lambdas), found.notes);
   if (!opt.sections.empty()) report = xsa::report::select_sections(report, opt.sections);
   std::cout << xsa::report::render(report, format);
   return xsa::kExitOk;

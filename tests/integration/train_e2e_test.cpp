@@ -252,6 +252,25 @@ TEST_F(TrainE2E, ResumeAfterKillEqualsUninterruptedRun) {
   EXPECT_EQ(seen.size(), 8u);
 }
 
+// With attention.lambda_lr_scale ≠ 1 the learned/gate optimizers have a third parameter group (and SA an
+// empty one): a checkpoint must still carry all of it, so the resumed run equals the uninterrupted one.
+TEST_F(TrainE2E, ResumeWithScaledLambdaLrEqualsUninterruptedRun) {
+  const std::vector<std::string> sets = {"attention.variants=[sa,learned,gate]",
+                                         "attention.lambda_lr_scale=30"};
+  json uninterrupted = train_ok("full", sets);
+  std::vector<std::string> args = {"--config", (dir_ / "config.yaml").string(), "--out",
+                                   (dir_ / "killed").string()};
+  for (const auto& s : sets) args.insert(args.end(), {"--set", s});
+  Outcome killed = train(args, "XSA_FAULT_EXIT_AFTER_STEP=12");
+  EXPECT_EQ(killed.code, 86);
+  args.push_back("--resume");
+  Outcome resumed = train(args);
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  json r = json::parse(slurp(dir_ / "killed" / "results.json"));
+  EXPECT_EQ(numbers(r), numbers(uninterrupted));
+  EXPECT_EQ(r["config"]["attention"]["lambda_lr_scale"], 30.0);
+}
+
 TEST_F(TrainE2E, RefusesToOverwriteAFinishedRunWithoutForce) {
   train_ok("run");
   std::string before = slurp(dir_ / "run" / "results.json");

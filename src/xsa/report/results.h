@@ -27,7 +27,8 @@ struct VariantRecord {
 // Record from a variant name alone: "sa" -> λ 0, "xsa" -> λ 1, "lambda=L" -> λ L, else kind = name, no λ.
 VariantRecord variant_record_from_name(const std::string& variant);
 
-// Group label used by the tables: the shortest form of λ ("0.5", "1") or the kind ("learned").
+// The label of a variant record alone: the shortest form of λ ("0.5", "1") or the kind ("learned"). The
+// tables use the overload below, which also knows the experiment.
 std::string variant_group_label(const VariantRecord& spec);
 
 struct EvalPoint {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -625,7 +626,18 @@ std::vector<ExperimentResult> select_lambdas(const std::vector<ExperimentResult>
   for (std::size_t start = 0; start <= comma_separated_labels.size();) {
     std::size_t comma = comma_separated_labels.find(',', start);
     if (comma == std::string::npos) comma = comma_separated_labels.size();
-    wanted.insert(comma_separated_labels.substr(start, comma - start));
+    std::string label = comma_separated_labels.substr(start, comma - start);
+    label.erase(0, label.find_first_not_of(' '));
+    label.erase(label.find_last_not_of(' ') + 1);
+    // A number is compared in the tables' spelling ("1.0" and "0.50" mean 1 and 0.5).
+    char* end = nullptr;
+    const double number = std::strtod(label.c_str(), &end);
+    if (!label.empty() && end == label.c_str() + label.size() && std::isfinite(number)) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.6g", number);
+      label = buf;
+    }
+    wanted.insert(label);
     start = comma + 1;
   }
   std::vector<ExperimentResult> out;

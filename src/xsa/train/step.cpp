@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "xsa/util/error.h"
@@ -44,6 +46,10 @@ std::unique_ptr<torch::optim::AdamW> make_adamw(Gpt& model, const TrainConfig& t
 
 void set_learning_rate(torch::optim::AdamW& optimizer, double lr, double lambda_lr_scale) {
   auto& groups = optimizer.param_groups();
+  // The scale is given twice (make_adamw, every step): an optimizer built for another scale is a bug.
+  if ((groups.size() > kLambdaGroup) != (lambda_lr_scale != 1.0))
+    throw std::logic_error("set_learning_rate: lambda_lr_scale " + std::to_string(lambda_lr_scale) +
+                           " but the optimizer has " + std::to_string(groups.size()) + " parameter groups");
   for (std::size_t i = 0; i < groups.size(); ++i)
     static_cast<torch::optim::AdamWOptions&>(groups[i].options())
         .lr(i == kLambdaGroup ? lr * lambda_lr_scale : lr);

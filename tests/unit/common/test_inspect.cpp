@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <variant>
@@ -434,6 +435,9 @@ TEST(Report, SelectLambdasKeepsThoseVariantsWithTheirBaselines) {
   EXPECT_EQ(text(by_lambda, 0, "lambda"), "0.5");
   EXPECT_EQ(integer(by_lambda, 0, "n"), 3);
   EXPECT_EQ(text(by_lambda, 1, "lambda"), "learned");
+  // Spaces around items and other spellings of a number are accepted.
+  EXPECT_EQ(select_lambdas(d.experiments, " 0.50 , learned").size(), 4u);
+  EXPECT_EQ(select_lambdas(d.experiments, "1.0").size(), 4u);  // tiny (sa, xsa) + three λ=1 seeds
   try {
     select_lambdas(d.experiments, "1,0.3");
     FAIL() << "expected an InputError";
@@ -463,6 +467,19 @@ TEST(Report, LearnedRunsWithADifferentLambdaLrNeverShareAGroup) {
   const std::vector<ExperimentResult> kept = select_lambdas(both, "learned lr×30");
   ASSERT_EQ(kept.size(), 1u);
   EXPECT_EQ(kept[0].label, "tiny-lr30");
+  // The per-head table and the paired table keep them apart too.
+  const Table& heads = report.table("learned_lambda");
+  ASSERT_EQ(heads.rows.size(), 4u);  // 2 layers × {learned, learned lr×30}
+  std::set<std::string> variants;
+  for (std::size_t r = 0; r < heads.rows.size(); ++r) variants.insert(text(heads, r, "variant"));
+  EXPECT_EQ(variants, (std::set<std::string>{"learned", "learned lr×30"}));
+  EXPECT_EQ(text(report.table("paired"), 5, "lambda"), "learned lr×30");
+  // A scale of exactly 1 written out (as a float or an integer) is the default: no suffix.
+  for (const nlohmann::json& one : {nlohmann::json(1.0), nlohmann::json(1)}) {
+    ExperimentResult explicit_one = d.experiments[0];
+    explicit_one.config["attention"]["lambda_lr_scale"] = one;
+    EXPECT_EQ(variant_group_label(explicit_one, explicit_one.runs[2]), "learned");
+  }
 }
 
 // ---- the xsa-inspect command ---------------------------------------------------------------------------

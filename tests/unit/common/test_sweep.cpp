@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "xsa/sweep/runner.h"
@@ -128,7 +129,7 @@ TEST(SweepGrid, ScienceSweepConfigs) {
       {"lambda_lr", 5},  {"seqlen_fixed_batch", 15}, {"seqlen_tokens", 20}};
   std::size_t files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir))
-    files += entry.path().extension() == ".yaml";
+    if (entry.path().extension() == ".yaml") ++files;
   EXPECT_EQ(files, expected.size()) << "a sweep file in " << dir << " is not checked here";
   for (const auto& [name, points] : expected) {
     SweepSpec spec = load_sweep(dir + name + ".yaml");

@@ -7,6 +7,9 @@
 
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "xsa/model/gpt.h"
 #include "xsa/train/step.h"
@@ -120,23 +123,25 @@ TEST(TrainStep, NonFiniteLossThrowsBeforeTheWeightsChange) {
 // Adam's first update of a parameter is lr · g/(|g| + eps) (eps = 1e-8): about ±lr wherever |g| ≫ eps,
 // whatever the gradient's size. So the λ parameters must move by lr × lambda_lr_scale times that, and every
 // other weight exactly as without the option.
-TEST(TrainStep, LambdaLrScaleScalesOnlyTheLambdaParameters) {
+class LambdaLrScale : public ::testing::TestWithParam<VariantSpec::Kind> {};
+
+TEST_P(LambdaLrScale, ScalesOnlyTheLambdaParameters) {
   Config cfg = small_config();
   Batch b = make_batch();
-  const VariantSpec learned{VariantSpec::Kind::kLearned, 0.0};
+  const VariantSpec variant{GetParam(), 0.0};
   struct Moved {
     std::string name;
     torch::Tensor delta, grad;
   };
   auto step_once = [&](double scale) {
-    Gpt model(cfg.model, cfg.attention, learned, kVocab, kSeqLen);
+    Gpt model(cfg.model, cfg.attention, variant, kVocab, kSeqLen);
     model->init_weights(at::make_generator<at::CPUGeneratorImpl>(5));
     auto optimizer = make_adamw(model, cfg.train, scale);
     EXPECT_EQ(optimizer->param_groups().size(), scale == 1.0 ? 2u : 3u);
     std::vector<Moved> moved;
     for (const auto& item : model->named_parameters(true))
       moved.push_back({item.key(), item.value().detach().clone(), {}});
-    train_step(model, *optimizer, b.x, b.y, 1e-3, scale, cfg.train.grad_clip, "learned", 1);
+    train_step(model, *optimizer, b.x, b.y, 1e-3, scale, cfg.train.grad_clip, variant.name(), 1);
     auto now = model->named_parameters(true);
     for (auto& m : moved) {
       m.delta = now[m.name].detach() - m.delta;
@@ -164,6 +169,18 @@ TEST(TrainStep, LambdaLrScaleScalesOnlyTheLambdaParameters) {
     }
   }
   EXPECT_EQ(lambda_tensors, cfg.model.n_layer);
+}
+
+INSTANTIATE_TEST_SUITE_P(LearnedAndGate, LambdaLrScale,
+                         ::testing::Values(VariantSpec::Kind::kLearned, VariantSpec::Kind::kGate),
+                         [](const auto& info) { return std::string(variant_kind_name(info.param)); });
+
+TEST(TrainStep, AnOptimizerBuiltForAnotherLambdaLrScaleIsRefused) {
+  Config cfg = small_config();
+  Batch b = make_batch();
+  Gpt model = make_model(cfg);
+  auto optimizer = make_adamw(model, cfg.train, 1.0);
+  EXPECT_THROW(train_step(model, *optimizer, b.x, b.y, 1e-3, 30.0, 1.0, "xsa", 1), std::logic_error);
 }
 
 }  // namespace
