@@ -66,6 +66,19 @@ def save(fig, out, name):
     print(f"plot_findings: wrote {path}")
 
 
+IMPROVEMENT = "val-loss improvement over SA, %"
+
+
+def finish(fig, ax, out, name, xlabel, ylabel, title, legend_size=None):
+    """The common end of a single-axes figure: zero line, labels, legend, file."""
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=legend_size)
+    save(fig, out, name)
+
+
 def improvement_vs_budget(doc, out):
     rows = doc.get("by_budget", [])
     if len({r["steps"] for r in rows}) < 2:
@@ -75,17 +88,13 @@ def improvement_vs_budget(doc, out):
         sel = sorted((r for r in rows if r["lambda"] == lam), key=lambda r: r["steps"])
         ys, err = ci_bars(sel)
         ax.errorbar([r["steps"] for r in sel], ys, yerr=err, marker="o", capsize=4, label=lam_label(sel[0]))
-    ax.axhline(0, color="grey", lw=0.8)
     ax.set_xscale("log")
     budgets = sorted({r["steps"] for r in rows})
     ax.set_xticks(budgets)
     ax.set_xticklabels([f"{b:,}" for b in budgets])
     ax.minorticks_off()
-    ax.set_xlabel("training steps (32 × 128 tokens each)")
-    ax.set_ylabel("val-loss improvement over SA, %")
-    ax.set_title("Gain vs training budget (mean, 95% CI over seeds)")
-    ax.legend()
-    save(fig, out, "improvement_vs_budget.png")
+    finish(fig, ax, out, "improvement_vs_budget.png", "training steps (32 × 128 tokens each)", IMPROVEMENT,
+           "Gain vs training budget (mean, 95% CI over seeds)")
 
 
 def eval_delta_curve(doc, out):
@@ -100,12 +109,8 @@ def eval_delta_curve(doc, out):
         lo = [r["delta_ci_low"] if r["delta_ci_low"] is not None else r["mean_delta"] for r in sel]
         hi = [r["delta_ci_high"] if r["delta_ci_high"] is not None else r["mean_delta"] for r in sel]
         ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.15)
-    ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xlabel("step")
-    ax.set_ylabel("Δ val loss (variant − SA)")
-    ax.set_title("Paired val-loss difference along training (95% CI band)")
-    ax.legend(fontsize=8)
-    save(fig, out, "eval_delta_curve.png")
+    finish(fig, ax, out, "eval_delta_curve.png", "step", "Δ val loss (variant − SA)",
+           "Paired val-loss difference along training (95% CI band)", 8)
 
 
 def improvement_vs_lambda(doc, out):
@@ -126,12 +131,8 @@ def improvement_vs_lambda(doc, out):
                     linestyle="none", label=f"{steps} steps")
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels([f"λ={l}" if l[0].isdigit() else l for l in labels])
-    ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xlabel("variant (each vs its seed's SA baseline)")
-    ax.set_ylabel("val-loss improvement over SA, %")
-    ax.set_title("Gain per λ (mean, 95% CI over seeds)")
-    ax.legend(fontsize=8)
-    save(fig, out, "improvement_vs_lambda.png")
+    finish(fig, ax, out, "improvement_vs_lambda.png", "variant (each vs its seed's SA baseline)", IMPROVEMENT,
+           "Gain per λ (mean, 95% CI over seeds)", 8)
 
 
 def length_series(rows):
@@ -166,13 +167,9 @@ def improvement_vs_seq_len(doc, out):
     for label, sel in length_series(rows):
         ys, err = ci_bars(sel)
         ax.errorbar([r["seq_len"] for r in sel], ys, yerr=err, marker="o", capsize=4, label=label)
-    ax.axhline(0, color="grey", lw=0.8)
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("sequence length T")
-    ax.set_ylabel("val-loss improvement over SA, %")
-    ax.set_title("Gain vs context length (mean, 95% CI over seeds)")
-    ax.legend(fontsize=8)
-    save(fig, out, "improvement_vs_seq_len.png")
+    finish(fig, ax, out, "improvement_vs_seq_len.png", "sequence length T", IMPROVEMENT,
+           "Gain vs context length (mean, 95% CI over seeds)", 8)
 
 
 METRICS = [("cos_y_v", "cos(y, v)"), ("cos_z_v", "cos(z, v)"), ("attn_diag", "a_ii"), ("value_cos", "value cosine")]
