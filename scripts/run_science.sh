@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the science sweeps of configs/science/ into results/<name>/ at low priority (nice 19), resumably:
 # rerunning skips finished points and resumes unfinished ones from their checkpoints, so a later session
-# (or machine) continues where this one stopped. Each sweep invocation's wall time is appended to
-# results/science_runs.jsonl. Commit finished points with scripts/commit_science.sh.
+# (or machine) continues where this one stopped. Each sweep invocation appends a start record and, when it
+# ends, its wall time to results/science_runs.jsonl (scripts/science_compute.py sums the runs' own times). Commit finished points with scripts/commit_science.sh.
 # Run it from a checkout nobody edits or rebuilds meanwhile (e.g. a git worktree of its own): every point starts
 # build/xsa-train with configs/default.yaml afresh, so a config key added by a newer commit before the binary is
 # rebuilt fails the points that start in between (seen here: 19 points failed in seconds, "unknown key").
@@ -39,11 +39,14 @@ run_sweep() {
   local start end rc
   start=$(date +%s)
   echo "run_science: $name: started $(date -u +%FT%TZ), $workers worker(s), into results/$name"
+  # A start record first: a sweep killed with its session (SIGKILL) never writes the end record below.
+  printf '{"sweep": "%s", "event": "start", "started": "%s", "workers": %d}\n' \
+    "$name" "$(date -u -d "@$start" +%FT%TZ)" "$workers" >> results/science_runs.jsonl
   nice -n 19 build/xsa-sweep --config "$config" --workers "$workers" --out "results/$name" \
     > "results/$name.sweep.log" 2>&1
   rc=$?
   end=$(date +%s)
-  printf '{"sweep": "%s", "started": "%s", "wall_s": %d, "workers": %d, "exit": %d, "cpu": "%s"}\n' \
+  printf '{"sweep": "%s", "event": "end", "started": "%s", "wall_s": %d, "workers": %d, "exit": %d, "cpu": "%s"}\n' \
     "$name" "$(date -u -d "@$start" +%FT%TZ)" $((end - start)) "$workers" "$rc" \
     "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" >> results/science_runs.jsonl
   echo "run_science: $name: exit $rc after $((end - start)) s (log: results/$name.sweep.log)"
