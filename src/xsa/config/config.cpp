@@ -564,8 +564,8 @@ nlohmann::json config_to_json(const Config& c) {
 }
 
 nlohmann::json config_json_with_defaults(const nlohmann::json& recorded) {
-  nlohmann::json out = config_to_json(Config{});
   if (!recorded.is_object()) return recorded;
+  nlohmann::json out = config_to_json(Config{});
   for (const auto& [key, value] : recorded.items()) {
     auto section = out.find(key);
     if (section != out.end() && section->is_object() && value.is_object()) {

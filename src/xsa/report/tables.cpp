@@ -601,21 +601,30 @@ Report build_report(const std::vector<ExperimentResult>& experiments, const std:
   return report;
 }
 
+namespace {
+// "a,b,,c" -> {"a", "b", "", "c"}: the items of a comma-separated option, as written.
+std::vector<std::string> split_commas(const std::string& list) {
+  std::vector<std::string> items;
+  for (std::size_t start = 0; start <= list.size();) {
+    std::size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    items.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
+}
+}  // namespace
+
 Report select_sections(const Report& report, const std::string& comma_separated_keys) {
   Report out;
   std::string known;
   for (const auto& t : report.tables) known += (known.empty() ? "" : ", ") + t.key;
-  std::size_t start = 0;
-  while (start <= comma_separated_keys.size()) {
-    std::size_t comma = comma_separated_keys.find(',', start);
-    if (comma == std::string::npos) comma = comma_separated_keys.size();
-    const std::string key = comma_separated_keys.substr(start, comma - start);
+  for (const std::string& key : split_commas(comma_separated_keys)) {
     const auto it = std::find_if(report.tables.begin(), report.tables.end(),
                                  [&](const Table& t) { return t.key == key; });
     if (it == report.tables.end())
       throw InputError("--section '" + key + "': not a section, expected one or more of " + known);
     out.tables.push_back(*it);
-    start = comma + 1;
   }
   return out;
 }
@@ -623,22 +632,15 @@ Report select_sections(const Report& report, const std::string& comma_separated_
 std::vector<ExperimentResult> select_lambdas(const std::vector<ExperimentResult>& experiments,
                                              const std::string& comma_separated_labels) {
   std::set<std::string> wanted, present;
-  for (std::size_t start = 0; start <= comma_separated_labels.size();) {
-    std::size_t comma = comma_separated_labels.find(',', start);
-    if (comma == std::string::npos) comma = comma_separated_labels.size();
-    std::string label = comma_separated_labels.substr(start, comma - start);
+  for (std::string label : split_commas(comma_separated_labels)) {
     label.erase(0, label.find_first_not_of(' '));
     label.erase(label.find_last_not_of(' ') + 1);
     // A number is compared in the tables' spelling ("1.0" and "0.50" mean 1 and 0.5).
     char* end = nullptr;
     const double number = std::strtod(label.c_str(), &end);
-    if (!label.empty() && end == label.c_str() + label.size() && std::isfinite(number)) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.6g", number);
-      label = buf;
-    }
+    if (!label.empty() && end == label.c_str() + label.size() && std::isfinite(number))
+      label = variant_group_label(VariantRecord{"fixed", number, std::nullopt});
     wanted.insert(label);
-    start = comma + 1;
   }
   std::vector<ExperimentResult> out;
   for (const auto& e : experiments) {
