@@ -252,6 +252,116 @@ Table by_seq_len_table(const std::vector<Group>& groups) {
   return t;
 }
 
+// ---- the length trend ----
+
+// One line of the length question: the per-length groups of one baseline, λ and budget that share a design.
+// Tokens per step fixed (batch = tokens / T): a tokens/step value that several lengths share. Batch fixed
+// (tokens per step grow with T): the groups left over, one series per batch size. scripts/plot_findings.py
+// draws the same lines (length_series).
+struct LengthSeries {
+  std::string design;  // "4096 tokens/step" | "batch 32" | "" (no batch size in the results' config)
+  std::vector<const Group*> groups;  // one per sequence length, sorted by it
+};
+
+std::vector<LengthSeries> length_series(const std::vector<Group>& per_len) {
+  // Buckets: the group key without its length and batch (per_len holds each (seq_len, batch) once).
+  std::map<GroupKey, std::vector<const Group*>> buckets;
+  for (const auto& g : per_len) {
+    GroupKey k = g.key;
+    k.seq_len.reset();
+    k.batch_size.reset();
+    buckets[k].push_back(&g);
+  }
+  std::vector<LengthSeries> out;
+  auto add = [&](std::string design, std::vector<const Group*> groups) {
+    std::sort(groups.begin(), groups.end(),
+              [](const Group* a, const Group* b) { return *a->key.seq_len < *b->key.seq_len; });
+    out.push_back({std::move(design), std::move(groups)});
+  };
+  for (const auto& [key, groups] : buckets) {
+    std::map<std::int64_t, std::vector<const Group*>> by_tokens, by_batch;
+    for (const Group* g : groups) {
+      const std::int64_t batch = g->key.batch_size.value_or(0);
+      by_tokens[batch > 0 ? batch * *g->key.seq_len : 0].push_back(g);
+    }
+    for (auto& [tokens, sel] : by_tokens) {
+      if (tokens > 0 && sel.size() >= 2) {
+        add(std::to_string(tokens) + " tokens/step", sel);
+      } else {
+        for (const Group* g : sel) by_batch[g->key.batch_size.value_or(0)].push_back(g);
+      }
+    }
+    for (auto& [batch, sel] : by_batch) add(batch > 0 ? "batch " + std::to_string(batch) : "", sel);
+  }
+  return out;
+}
+
+// Least-squares slope of ys over xs (equal sizes, at least two distinct xs).
+double least_squares_slope(const std::vector<double>& xs, const std::vector<double>& ys) {
+  const double mx = mean(xs), my = mean(ys);
+  double sxy = 0, sxx = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    sxy += (xs[i] - mx) * (ys[i] - my);
+    sxx += (xs[i] - mx) * (xs[i] - mx);
+  }
+  return sxy / sxx;
+}
+
+// Does the gain grow or shrink with context length? Per seed, the least-squares slope of its improvement %
+// over log2 T (so the unit is "per doubling of T"), using the seeds that have every length of the series;
+// then the mean slope with a Student t interval over seeds, like every other comparison here. Seeds pair
+// across lengths because a seed fixes the initial weights (the model does not depend on T with RoPE).
+Table seq_len_trend_table(const std::vector<Group>& per_len) {
+  Table t;
+  t.key = "seq_len_trend";
+  t.title = "Trend with sequence length (slope of the improvement over log2 T per seed, 95% CI over seeds)";
+  t.empty_text = "_No variant has results at two or more sequence lengths._";
+  t.columns = {{"baseline", "baseline"},
+               {"lambda", "λ"},
+               {"steps", "steps"},
+               {"design", "design"},
+               {"seq_lens", "seq_len(s)"},
+               {"n", "n"},
+               {"falling", "seeds whose gain falls with T"},
+               {"slope", "improvement % per doubling of T", 2, true},
+               {"slope_ci_low", "95% CI low", 2, true},
+               {"slope_ci_high", "95% CI high", 2, true},
+               {"verdict", "verdict"}};
+  for (const LengthSeries& series : length_series(per_len)) {
+    if (series.groups.size() < 2) continue;  // one length: no trend to speak of
+    // seed -> length -> improvements (a seed twice at one length, e.g. the same sweep given twice, averages)
+    std::map<std::uint64_t, std::map<std::int64_t, std::vector<double>>> by_seed;
+    std::set<std::int64_t> lengths;
+    for (const Group* g : series.groups) {
+      lengths.insert(*g->key.seq_len);
+      for (const auto& p : g->pairs)
+        if (p.experiment->seed)
+          by_seed[*p.experiment->seed][*g->key.seq_len].push_back(p.comparison->improvement_pct);
+    }
+    std::vector<double> slopes;
+    for (const auto& [seed, at] : by_seed) {
+      if (at.size() != lengths.size()) continue;  // a seed without every length would bias the slope
+      std::vector<double> xs, ys;
+      for (const auto& [len, improvements] : at) {
+        xs.push_back(std::log2(static_cast<double>(len)));
+        ys.push_back(mean(improvements));
+      }
+      slopes.push_back(least_squares_slope(xs, ys));
+    }
+    const Group& first = *series.groups.front();
+    const PairedInterval ci = paired_interval(slopes);
+    std::string verdict = "undefined (n=" + std::to_string(ci.n) + ")";
+    if (ci.defined())
+      verdict = *ci.low > 0 ? "grows with T" : *ci.high < 0 ? "shrinks with T" : "within noise";
+    const auto falling = std::count_if(slopes.begin(), slopes.end(), [](double s) { return s < 0; });
+    t.rows.push_back({first.key.baseline, first.key.label, first.key.steps, series.design,
+                      seq_len_list(lengths), static_cast<std::int64_t>(ci.n),
+                      static_cast<std::int64_t>(falling), slopes.empty() ? Cell() : Cell(ci.mean),
+                      opt_cell(ci.low), opt_cell(ci.high), verdict});
+  }
+  return t;
+}
+
 std::string verdict_line(const Group& g, const std::string& scope) {
   const auto deltas = g.deltas();
   const PairedInterval d = paired_interval(deltas);
@@ -592,6 +702,7 @@ Report build_report(const std::vector<ExperimentResult>& experiments, const std:
   report.tables.push_back(by_lambda_table(pooled));
   report.tables.push_back(by_budget_table(pooled));
   report.tables.push_back(by_seq_len_table(per_len));
+  report.tables.push_back(seq_len_trend_table(per_len));
   report.tables.push_back(eval_curve_table(pooled));
   report.tables.push_back(bias_table(per_len, BiasMoment::kInit));
   report.tables.push_back(bias_table(per_len, BiasMoment::kFinal));

@@ -232,6 +232,100 @@ TEST(Report, ByLambdaPoolsSequenceLengths) {
   EXPECT_EQ(text(t, 1, "verdict"), "better");
 }
 
+// A paired SA vs XSA result with a given improvement (the comparison is taken as written).
+ExperimentResult length_point(std::int64_t seq_len, std::int64_t batch, std::uint64_t seed,
+                              double improvement) {
+  auto run = [&](const char* variant, double lambda) {
+    return json{{"variant", variant},
+                {"variant_spec", {{"kind", "fixed"}, {"lambda", lambda}}},
+                {"lambda", lambda},
+                {"seed", seed},
+                {"final", {{"val_loss", 2.0}}}};
+  };
+  const json doc = {{"schema", "xsa.results/1"},
+                    {"name", "trend"},
+                    {"config",
+                     {{"seed", seed},
+                      {"data", {{"seq_len", seq_len}}},
+                      {"train", {{"steps", 300}, {"batch_size", batch}}}}},
+                    {"runs", {run("sa", 0.0), run("xsa", 1.0)}},
+                    {"comparisons",
+                     {{{"baseline", "sa"},
+                       {"variant", "xsa"},
+                       {"delta_val_loss", -improvement / 50},
+                       {"improvement_pct", improvement}}}}};
+  return parse_results(doc, "mem.json");
+}
+
+TEST(Report, SeqLenTrendIsTheMeanPerSeedSlopePerDoublingOfT) {
+  std::vector<ExperimentResult> points;
+  // 4,096 tokens per step (batch = 4096 / T), improvements % at T = 64, 128, 256 (log2 T = 6, 7, 8):
+  // seed 1: 3, 2, 1 -> slope -1; seed 2: 4, 4, 1 -> slope ((-1)(+1) + (+1)(-2)) / 2 = -1.5; seed 3: 2, 2, 2
+  // -> 0. Mean -0.833333, sd 0.763763, SEM 0.440959, t_{0.975,2} = 4.302653 -> CI [-2.730628, +1.063962]:
+  // noise.
+  const double improvements[3][3] = {{3, 2, 1}, {4, 4, 1}, {2, 2, 2}};
+  for (std::uint64_t seed = 1; seed <= 3; ++seed)
+    for (int i = 0; i < 3; ++i)
+      points.push_back(length_point(64 << i, 64 >> i, seed, improvements[seed - 1][i]));
+  points.push_back(length_point(64, 64, 4, 9.0));  // seed 4 lacks T = 128 and 256: left out of the slope
+  // Batch fixed at 32 (tokens per step grow with T) at T = 64 and 256; T = 128 with batch 32 would be the
+  // 4,096-tokens series above. Seed 1: 5 -> 1, seed 2: 6 -> 2: slope -2 in both, sd 0 -> CI [-2, -2].
+  points.push_back(length_point(64, 32, 1, 5));
+  points.push_back(length_point(256, 32, 1, 1));
+  points.push_back(length_point(64, 32, 2, 6));
+  points.push_back(length_point(256, 32, 2, 2));
+
+  const Report report = build_report(points);
+  const Table& t = report.table("seq_len_trend");
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(text(t, 0, "design"), "4096 tokens/step");
+  EXPECT_EQ(text(t, 0, "seq_lens"), "64 128 256");
+  EXPECT_EQ(text(t, 0, "lambda"), "1");
+  EXPECT_EQ(integer(t, 0, "steps"), 300);
+  EXPECT_EQ(integer(t, 0, "n"), 3);
+  EXPECT_EQ(integer(t, 0, "falling"), 2);
+  EXPECT_NEAR(num(t, 0, "slope"), -0.833333, 1e-6);
+  EXPECT_NEAR(num(t, 0, "slope_ci_low"), -2.730628, 1e-5);
+  EXPECT_NEAR(num(t, 0, "slope_ci_high"), 1.063962, 1e-5);
+  EXPECT_EQ(text(t, 0, "verdict"), "within noise");
+
+  EXPECT_EQ(text(t, 1, "design"), "batch 32");
+  EXPECT_EQ(text(t, 1, "seq_lens"), "64 256");
+  EXPECT_EQ(integer(t, 1, "n"), 2);
+  EXPECT_EQ(integer(t, 1, "falling"), 2);
+  EXPECT_NEAR(num(t, 1, "slope"), -2.0, 1e-12);
+  EXPECT_NEAR(num(t, 1, "slope_ci_high"), -2.0, 1e-9);
+  EXPECT_EQ(text(t, 1, "verdict"), "shrinks with T");
+
+  // Rising gains give the opposite verdict: seed 1: 1, 2, 3; seed 2: 1, 3, 4 (slope 1.5); seed 3: 0, 1, 2.
+  std::vector<ExperimentResult> rising;
+  const double up[3][3] = {{1, 2, 3}, {1, 3, 4}, {0, 1, 2}};
+  for (std::uint64_t seed = 1; seed <= 3; ++seed)
+    for (int i = 0; i < 3; ++i) rising.push_back(length_point(64 << i, 64 >> i, seed, up[seed - 1][i]));
+  const Report rising_report = build_report(rising);
+  const Table& r = rising_report.table("seq_len_trend");
+  ASSERT_EQ(r.rows.size(), 1u);
+  // Slopes {1, 1.5, 1}: mean 1.166667, sd 0.288675, SEM 0.166667 -> CI [0.449558, 1.883775].
+  EXPECT_NEAR(num(r, 0, "slope_ci_low"), 0.449558, 1e-5);
+  EXPECT_EQ(integer(r, 0, "falling"), 0);
+  EXPECT_EQ(text(r, 0, "verdict"), "grows with T");
+}
+
+TEST(Report, SeqLenTrendNeedsSeedsWithEveryLength) {
+  // The fixtures' λ=1 has seq_len 64 (sweep seeds 1-3) and 128 (the single run, seed 1337): no seed has both.
+  const Report report = fixture_report();
+  const Table& t = report.table("seq_len_trend");
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(text(t, 0, "seq_lens"), "64 128");
+  EXPECT_EQ(integer(t, 0, "n"), 0);
+  EXPECT_TRUE(empty(t, 0, "slope"));
+  EXPECT_EQ(text(t, 0, "verdict"), "undefined (n=0)");
+  // A single length has no trend at all.
+  const Report single = build_report({read_results(kSingle + "/tiny/results.json")});
+  const Table& one = single.table("seq_len_trend");
+  EXPECT_TRUE(one.rows.empty());
+}
+
 TEST(Report, BiasMetricsAreFinalValuesAveragedOverSeeds) {
   const Report report = fixture_report();
   const Table& t = report.table("bias");
@@ -550,8 +644,9 @@ TEST(InspectCli, CsvHasOneBlockPerSectionWithASectionColumn) {
       if (line.rfind("by_lambda,sa,1,", 0) == 0) xsa_row = line;
     }
   }
-  // paired, by_lambda, by_budget, by_seq_len, eval_curve, bias_init, bias, learned_lambda, verdicts, notes
-  ASSERT_EQ(headers.size(), 10u);
+  // paired, by_lambda, by_budget, by_seq_len, seq_len_trend, eval_curve, bias_init, bias, learned_lambda,
+  // verdicts, notes
+  ASSERT_EQ(headers.size(), 11u);
   EXPECT_EQ(headers[1],
             "section,baseline,lambda,steps,seq_lens,n,favouring,mean_improvement_pct,improvement_ci_low,"
             "improvement_ci_high,mean_delta,delta_ci_low,delta_ci_high,verdict");
