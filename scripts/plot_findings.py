@@ -10,7 +10,8 @@ Runs `xsa-inspect PATH... --format json` and writes into DIR every figure whose 
                              per λ and budget
   improvement_vs_lambda.png  mean improvement % per λ (numbers, then learned / gate) with 95% CI bars, per
                              budget
-  improvement_vs_seq_len.png mean improvement % vs T with 95% CI bars, per λ and tokens per step
+  improvement_vs_seq_len.png mean improvement % vs T with 95% CI bars, per λ and tokens per step; the legend
+                             gives each line's trend (seq_len_trend: % per doubling of T, 95% CI)
   bias_init_vs_end.png       per layer: cos(y,v), cos(z,v), a_ii and value cosine of the baseline and the
                              variant, at initialisation and at the end (mean ± 95% CI over seeds)
 Exit code 2 with one line on bad input. Uses Debian's python3-matplotlib (/usr/bin/python3).
@@ -136,9 +137,10 @@ def improvement_vs_lambda(doc, out):
 
 
 def length_series(rows):
-    """The lines of the length figure: (legend label, rows sorted by T). One line per λ, budget and design:
-    tokens per step fixed (batch = tokens / T: a tokens/step value shared by several lengths) or batch fixed
-    (then tokens per step grow with T: the rows left over, one line per batch size)."""
+    """The lines of the length figure: (legend label, design, rows sorted by T). One line per λ, budget and
+    design: tokens per step fixed (batch = tokens / T: a tokens/step value shared by several lengths) or batch
+    fixed (then tokens per step grow with T: the rows left over, one line per batch size). `design` is spelt as
+    xsa-inspect's seq_len_trend section spells it, which groups the lines the same way."""
     series = []
     for lam, steps in sorted({(r["lambda"], r["steps"]) for r in rows}, key=str):
         group = [r for r in rows if (r["lambda"], r["steps"]) == (lam, steps)]
@@ -148,15 +150,27 @@ def length_series(rows):
             by_tokens.setdefault(r["tokens_per_step"], []).append(r)
         for tokens, sel in by_tokens.items():
             if tokens is not None and len(sel) >= 2:
-                series.append((f"{name}, {tokens:,} tokens/step", sel))
+                series.append((f"{name}, {tokens:,} tokens/step", f"{tokens} tokens/step", sel))
             else:
                 rest += sel
         by_batch = {}
         for r in rest:
             by_batch.setdefault(r["batch_size"], []).append(r)
         for batch, sel in by_batch.items():
-            series.append((f"{name}, batch {batch} fixed" if batch is not None else name, sel))
-    return [(label, sorted(sel, key=lambda r: r["seq_len"])) for label, sel in series]
+            if batch is not None:
+                series.append((f"{name}, batch {batch} fixed", f"batch {batch}", sel))
+            else:
+                series.append((name, "", sel))
+    return [(label, design, sorted(sel, key=lambda r: r["seq_len"])) for label, design, sel in series]
+
+
+def trend_text(doc, lam, steps, design):
+    """The legend's note of the length trend (xsa-inspect's seq_len_trend row), or "" without one."""
+    for t in doc.get("seq_len_trend", []):
+        if (t["lambda"], t["steps"], t["design"]) == (lam, steps, design) and t["slope"] is not None:
+            ci = f" [{t['slope_ci_low']:+.2f}, {t['slope_ci_high']:+.2f}]" if t["slope_ci_low"] is not None else ""
+            return f"\n  {t['slope']:+.2f}%{ci} per doubling of T, n={t['n']}"
+    return ""
 
 
 def improvement_vs_seq_len(doc, out):
@@ -164,10 +178,15 @@ def improvement_vs_seq_len(doc, out):
     if len({r["seq_len"] for r in rows}) < 2:
         return
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for label, sel in length_series(rows):
+    for label, design, sel in length_series(rows):
         ys, err = ci_bars(sel)
+        label += trend_text(doc, sel[0]["lambda"], sel[0]["steps"], design)
         ax.errorbar([r["seq_len"] for r in sel], ys, yerr=err, marker="o", capsize=4, label=label)
     ax.set_xscale("log", base=2)
+    lengths = sorted({r["seq_len"] for r in rows})
+    ax.set_xticks(lengths)
+    ax.set_xticklabels([str(t) for t in lengths])
+    ax.minorticks_off()
     finish(fig, ax, out, "improvement_vs_seq_len.png", "sequence length T", IMPROVEMENT,
            "Gain vs context length (mean, 95% CI over seeds)", 8)
 
