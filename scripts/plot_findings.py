@@ -131,7 +131,7 @@ def improvement_vs_lambda(doc, out):
         ax.errorbar([labels.index(r["lambda"]) + offset for r in sel], ys, yerr=err, marker="o", capsize=4,
                     linestyle="none", label=f"{steps} steps")
     ax.set_xticks(range(len(labels)))
-    ax.set_xticklabels([f"λ={l}" if l[0].isdigit() else l for l in labels])
+    ax.set_xticklabels([f"λ={l}" if l[0].isdigit() else l.replace(" lr×", "\nlr×") for l in labels])
     finish(fig, ax, out, "improvement_vs_lambda.png", "variant (each vs its seed's SA baseline)", IMPROVEMENT,
            "Gain per λ (mean, 95% CI over seeds)", 8)
 
