@@ -137,37 +137,48 @@ def improvement_vs_lambda(doc, out):
 
 
 def length_series(rows):
-    """The lines of the length figure: (legend label, design, rows sorted by T). One line per λ, budget and
-    design: tokens per step fixed (batch = tokens / T: a tokens/step value shared by several lengths) or batch
-    fixed (then tokens per step grow with T: the rows left over, one line per batch size). `design` is spelt as
-    xsa-inspect's seq_len_trend section spells it, which groups the lines the same way."""
+    """The lines of the length figure: (legend label, design, rows sorted by T). One line per baseline, λ, budget
+    and design: tokens per step fixed (batch = tokens / T: a tokens/step value several lengths share) or batch
+    fixed (then tokens per step grow with T: a batch size several lengths share). A length can be on both lines
+    (T=128 at batch 32 is also 4,096 tokens/step); lengths on neither make one line per batch size. `design` is
+    spelt as xsa-inspect's seq_len_trend section spells it (None: batch size unknown); both group the same way."""
     series = []
-    for lam, steps in sorted({(r["lambda"], r["steps"]) for r in rows}, key=str):
-        group = [r for r in rows if (r["lambda"], r["steps"]) == (lam, steps)]
-        name = f"{lam_label(group[0])}, {steps} steps"
-        by_tokens, rest = {}, []
+    keys = sorted({(r["baseline"], r["lambda"], r["steps"]) for r in rows}, key=str)
+    for key in keys:
+        group = [r for r in rows if (r["baseline"], r["lambda"], r["steps"]) == key]
+        several_baselines = len({k[0] for k in keys}) > 1
+        name = f"{lam_label(group[0])}, {key[2]} steps" + (f" (vs {key[0]})" if several_baselines else "")
+        by_tokens, by_batch = {}, {}
         for r in group:
-            by_tokens.setdefault(r["tokens_per_step"], []).append(r)
-        for tokens, sel in by_tokens.items():
-            if tokens is not None and len(sel) >= 2:
+            if r["batch_size"] is not None and r["tokens_per_step"] is not None:
+                by_tokens.setdefault(r["tokens_per_step"], []).append(r)
+                by_batch.setdefault(r["batch_size"], []).append(r)
+        placed = set()
+        for tokens, sel in sorted(by_tokens.items()):
+            if len(sel) >= 2:
                 series.append((f"{name}, {tokens:,} tokens/step", f"{tokens} tokens/step", sel))
-            else:
-                rest += sel
-        by_batch = {}
-        for r in rest:
-            by_batch.setdefault(r["batch_size"], []).append(r)
-        for batch, sel in by_batch.items():
+                placed |= {id(r) for r in sel}
+        for batch, sel in sorted(by_batch.items()):
+            if len(sel) >= 2:
+                series.append((f"{name}, batch {batch} fixed", f"batch {batch}", sel))
+                placed |= {id(r) for r in sel}
+        rest = {}
+        for r in group:
+            if id(r) not in placed:
+                rest.setdefault(r["batch_size"], []).append(r)
+        for batch, sel in sorted(rest.items(), key=lambda kv: (kv[0] is not None, kv[0] or 0)):
             if batch is not None:
                 series.append((f"{name}, batch {batch} fixed", f"batch {batch}", sel))
             else:
-                series.append((name, "", sel))
+                series.append((name, None, sel))
     return [(label, design, sorted(sel, key=lambda r: r["seq_len"])) for label, design, sel in series]
 
 
-def trend_text(doc, lam, steps, design):
-    """The legend's note of the length trend (xsa-inspect's seq_len_trend row), or "" without one."""
+def trend_text(doc, row, design):
+    """The legend's note of the length trend (xsa-inspect's seq_len_trend row of that line), or "" without one."""
     for t in doc.get("seq_len_trend", []):
-        if (t["lambda"], t["steps"], t["design"]) == (lam, steps, design) and t["slope"] is not None:
+        key = (t["baseline"], t["lambda"], t["steps"], t["design"])
+        if key == (row["baseline"], row["lambda"], row["steps"], design) and t["slope"] is not None:
             ci = f" [{t['slope_ci_low']:+.2f}, {t['slope_ci_high']:+.2f}]" if t["slope_ci_low"] is not None else ""
             return f"\n  {t['slope']:+.2f}%{ci} per doubling of T, n={t['n']}"
     return ""
@@ -180,7 +191,7 @@ def improvement_vs_seq_len(doc, out):
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for label, design, sel in length_series(rows):
         ys, err = ci_bars(sel)
-        label += trend_text(doc, sel[0]["lambda"], sel[0]["steps"], design)
+        label += trend_text(doc, sel[0], design)
         ax.errorbar([r["seq_len"] for r in sel], ys, yerr=err, marker="o", capsize=4, label=label)
     ax.set_xscale("log", base=2)
     lengths = sorted({r["seq_len"] for r in rows})

@@ -25,7 +25,8 @@ void setup_inspect_cli(CLI::App& app, InspectOptions& opt) {
       "comparisons "
       "grouped by λ and by sequence length with a 95% Student t CI of the paired difference over seeds, the "
       "trend of the gain with sequence length (slope per doubling of T, CI over seeds), bias "
-      "metrics per layer and a verdict per group (better / worse / within noise).\n"
+      "metrics per layer and a verdict per group (better / worse / within noise; grows / shrinks with T / "
+      "within noise for the trend; undefined below two seeds).\n"
       "CSV: one block per section separated by blank lines; each block has a header row starting with "
       "\"section\" and each row repeats the section key (paired, by_lambda, by_budget, by_seq_len, "
       "seq_len_trend, eval_curve, bias_init, bias, learned_lambda, verdicts, notes).");

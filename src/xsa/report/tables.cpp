@@ -256,10 +256,11 @@ Table by_seq_len_table(const std::vector<Group>& groups) {
 
 // One line of the length question: the per-length groups of one baseline, λ and budget that share a design.
 // Tokens per step fixed (batch = tokens / T): a tokens/step value that several lengths share. Batch fixed
-// (tokens per step grow with T): the groups left over, one series per batch size. scripts/plot_findings.py
-// draws the same lines (length_series).
+// (tokens per step grow with T): a batch size that several lengths share. A length can belong to both (T=128
+// at batch 32 is also 4,096 tokens/step); lengths in neither form one series per batch size. An empty design:
+// the results' config has no batch size. scripts/plot_findings.py draws the same lines (length_series).
 struct LengthSeries {
-  std::string design;  // "4096 tokens/step" | "batch 32" | "" (no batch size in the results' config)
+  std::string design;                // "4096 tokens/step" | "batch 32" | "" (batch size unknown)
   std::vector<const Group*> groups;  // one per sequence length, sorted by it
 };
 
@@ -279,19 +280,27 @@ std::vector<LengthSeries> length_series(const std::vector<Group>& per_len) {
     out.push_back({std::move(design), std::move(groups)});
   };
   for (const auto& [key, groups] : buckets) {
-    std::map<std::int64_t, std::vector<const Group*>> by_tokens, by_batch;
+    std::map<std::int64_t, std::vector<const Group*>> by_tokens, by_batch, rest;
     for (const Group* g : groups) {
       const std::int64_t batch = g->key.batch_size.value_or(0);
-      by_tokens[batch > 0 ? batch * *g->key.seq_len : 0].push_back(g);
+      if (batch <= 0) continue;
+      by_tokens[batch * *g->key.seq_len].push_back(g);
+      by_batch[batch].push_back(g);
     }
-    for (auto& [tokens, sel] : by_tokens) {
-      if (tokens > 0 && sel.size() >= 2) {
+    std::set<const Group*> placed;
+    for (auto& [tokens, sel] : by_tokens)
+      if (sel.size() >= 2) {
         add(std::to_string(tokens) + " tokens/step", sel);
-      } else {
-        for (const Group* g : sel) by_batch[g->key.batch_size.value_or(0)].push_back(g);
+        placed.insert(sel.begin(), sel.end());
       }
-    }
-    for (auto& [batch, sel] : by_batch) add(batch > 0 ? "batch " + std::to_string(batch) : "", sel);
+    for (auto& [batch, sel] : by_batch)
+      if (sel.size() >= 2) {
+        add("batch " + std::to_string(batch), sel);
+        placed.insert(sel.begin(), sel.end());
+      }
+    for (const Group* g : groups)
+      if (!placed.count(g)) rest[g->key.batch_size.value_or(0)].push_back(g);
+    for (auto& [batch, sel] : rest) add(batch > 0 ? "batch " + std::to_string(batch) : "", sel);
   }
   return out;
 }
@@ -334,9 +343,11 @@ Table seq_len_trend_table(const std::vector<Group>& per_len) {
     std::set<std::int64_t> lengths;
     for (const Group* g : series.groups) {
       lengths.insert(*g->key.seq_len);
-      for (const auto& p : g->pairs)
-        if (p.experiment->seed)
-          by_seed[*p.experiment->seed][*g->key.seq_len].push_back(p.comparison->improvement_pct);
+      for (const auto& p : g->pairs) {
+        // The config's seed; results without one may still name it per run.
+        const auto seed = p.experiment->seed ? p.experiment->seed : p.baseline->seed;
+        if (seed) by_seed[*seed][*g->key.seq_len].push_back(p.comparison->improvement_pct);
+      }
     }
     std::vector<double> slopes;
     for (const auto& [seed, at] : by_seed) {
@@ -354,10 +365,10 @@ Table seq_len_trend_table(const std::vector<Group>& per_len) {
     if (ci.defined())
       verdict = *ci.low > 0 ? "grows with T" : *ci.high < 0 ? "shrinks with T" : "within noise";
     const auto falling = std::count_if(slopes.begin(), slopes.end(), [](double s) { return s < 0; });
-    t.rows.push_back({first.key.baseline, first.key.label, first.key.steps, series.design,
-                      seq_len_list(lengths), static_cast<std::int64_t>(ci.n),
-                      static_cast<std::int64_t>(falling), slopes.empty() ? Cell() : Cell(ci.mean),
-                      opt_cell(ci.low), opt_cell(ci.high), verdict});
+    t.rows.push_back({first.key.baseline, first.key.label, first.key.steps,
+                      series.design.empty() ? Cell() : Cell(series.design), seq_len_list(lengths),
+                      static_cast<std::int64_t>(ci.n), static_cast<std::int64_t>(falling),
+                      slopes.empty() ? Cell() : Cell(ci.mean), opt_cell(ci.low), opt_cell(ci.high), verdict});
   }
   return t;
 }

@@ -233,8 +233,9 @@ TEST(Report, ByLambdaPoolsSequenceLengths) {
 }
 
 // A paired SA vs XSA result with a given improvement (the comparison is taken as written).
+// Without `config_seed` only the runs name the seed.
 ExperimentResult length_point(std::int64_t seq_len, std::int64_t batch, std::uint64_t seed,
-                              double improvement) {
+                              double improvement, bool config_seed = true) {
   auto run = [&](const char* variant, double lambda) {
     return json{{"variant", variant},
                 {"variant_spec", {{"kind", "fixed"}, {"lambda", lambda}}},
@@ -242,18 +243,19 @@ ExperimentResult length_point(std::int64_t seq_len, std::int64_t batch, std::uin
                 {"seed", seed},
                 {"final", {{"val_loss", 2.0}}}};
   };
-  const json doc = {{"schema", "xsa.results/1"},
-                    {"name", "trend"},
-                    {"config",
-                     {{"seed", seed},
-                      {"data", {{"seq_len", seq_len}}},
-                      {"train", {{"steps", 300}, {"batch_size", batch}}}}},
-                    {"runs", {run("sa", 0.0), run("xsa", 1.0)}},
-                    {"comparisons",
-                     {{{"baseline", "sa"},
-                       {"variant", "xsa"},
-                       {"delta_val_loss", -improvement / 50},
-                       {"improvement_pct", improvement}}}}};
+  json doc = {{"schema", "xsa.results/1"},
+              {"name", "trend"},
+              {"config",
+               {{"seed", seed},
+                {"data", {{"seq_len", seq_len}}},
+                {"train", {{"steps", 300}, {"batch_size", batch}}}}},
+              {"runs", {run("sa", 0.0), run("xsa", 1.0)}},
+              {"comparisons",
+               {{{"baseline", "sa"},
+                 {"variant", "xsa"},
+                 {"delta_val_loss", -improvement / 50},
+                 {"improvement_pct", improvement}}}}};
+  if (!config_seed) doc["config"].erase("seed");
   return parse_results(doc, "mem.json");
 }
 
@@ -261,15 +263,16 @@ TEST(Report, SeqLenTrendIsTheMeanPerSeedSlopePerDoublingOfT) {
   std::vector<ExperimentResult> points;
   // 4,096 tokens per step (batch = 4096 / T), improvements % at T = 64, 128, 256 (log2 T = 6, 7, 8):
   // seed 1: 3, 2, 1 -> slope -1; seed 2: 4, 4, 1 -> slope ((-1)(+1) + (+1)(-2)) / 2 = -1.5; seed 3: 2, 2, 2
-  // -> 0. Mean -0.833333, sd 0.763763, SEM 0.440959, t_{0.975,2} = 4.302653 -> CI [-2.730628, +1.063962]:
+  // -> 0. Mean -0.833333, sd 0.763763, SEM 0.440959, t_{0.975,2} = 4.302653 -> CI [-2.730625, +1.063958]:
   // noise.
   const double improvements[3][3] = {{3, 2, 1}, {4, 4, 1}, {2, 2, 2}};
   for (std::uint64_t seed = 1; seed <= 3; ++seed)
     for (int i = 0; i < 3; ++i)
       points.push_back(length_point(64 << i, 64 >> i, seed, improvements[seed - 1][i]));
   points.push_back(length_point(64, 64, 4, 9.0));  // seed 4 lacks T = 128 and 256: left out of the slope
-  // Batch fixed at 32 (tokens per step grow with T) at T = 64 and 256; T = 128 with batch 32 would be the
-  // 4,096-tokens series above. Seed 1: 5 -> 1, seed 2: 6 -> 2: slope -2 in both, sd 0 -> CI [-2, -2].
+  // Batch fixed at 32 (tokens per step grow with T) at T = 64 and 256; T = 128 at batch 32 is on both lines,
+  // this one and the 4,096-tokens one above. Seed 1: 5, 2, 1 -> slope ((-1)(5 - 8/3) + (+1)(1 - 8/3)) / 2 =
+  // -2; seed 2: 6, 4, 2 -> -2; sd 0 -> CI [-2, -2]. Seed 3 has only T = 128 at batch 32: left out.
   points.push_back(length_point(64, 32, 1, 5));
   points.push_back(length_point(256, 32, 1, 1));
   points.push_back(length_point(64, 32, 2, 6));
@@ -285,12 +288,12 @@ TEST(Report, SeqLenTrendIsTheMeanPerSeedSlopePerDoublingOfT) {
   EXPECT_EQ(integer(t, 0, "n"), 3);
   EXPECT_EQ(integer(t, 0, "falling"), 2);
   EXPECT_NEAR(num(t, 0, "slope"), -0.833333, 1e-6);
-  EXPECT_NEAR(num(t, 0, "slope_ci_low"), -2.730628, 1e-5);
-  EXPECT_NEAR(num(t, 0, "slope_ci_high"), 1.063962, 1e-5);
+  EXPECT_NEAR(num(t, 0, "slope_ci_low"), -2.730625, 1e-5);
+  EXPECT_NEAR(num(t, 0, "slope_ci_high"), 1.063958, 1e-5);
   EXPECT_EQ(text(t, 0, "verdict"), "within noise");
 
   EXPECT_EQ(text(t, 1, "design"), "batch 32");
-  EXPECT_EQ(text(t, 1, "seq_lens"), "64 256");
+  EXPECT_EQ(text(t, 1, "seq_lens"), "64 128 256");
   EXPECT_EQ(integer(t, 1, "n"), 2);
   EXPECT_EQ(integer(t, 1, "falling"), 2);
   EXPECT_NEAR(num(t, 1, "slope"), -2.0, 1e-12);
@@ -309,6 +312,20 @@ TEST(Report, SeqLenTrendIsTheMeanPerSeedSlopePerDoublingOfT) {
   EXPECT_NEAR(num(r, 0, "slope_ci_low"), 0.449558, 1e-5);
   EXPECT_EQ(integer(r, 0, "falling"), 0);
   EXPECT_EQ(text(r, 0, "verdict"), "grows with T");
+
+  // Results whose config lacks the seed pair by the runs' seed: seeds 1-3 at T = 64 and 128 (slope = the
+  // difference): 2 -> 1, 3 -> 1, 1 -> 1 give slopes {-1, -2, 0}, mean -1.
+  std::vector<ExperimentResult> run_seeds;
+  const double two[3][2] = {{2, 1}, {3, 1}, {1, 1}};
+  for (std::uint64_t seed = 1; seed <= 3; ++seed)
+    for (int i = 0; i < 2; ++i)
+      run_seeds.push_back(length_point(64 << i, 64 >> i, seed, two[seed - 1][i], false));
+  ASSERT_FALSE(run_seeds[0].seed.has_value());
+  const Report run_seed_report = build_report(run_seeds);
+  const Table& u = run_seed_report.table("seq_len_trend");
+  ASSERT_EQ(u.rows.size(), 1u);
+  EXPECT_EQ(integer(u, 0, "n"), 3);
+  EXPECT_NEAR(num(u, 0, "slope"), -1.0, 1e-12);
 }
 
 TEST(Report, SeqLenTrendNeedsSeedsWithEveryLength) {
@@ -317,6 +334,7 @@ TEST(Report, SeqLenTrendNeedsSeedsWithEveryLength) {
   const Table& t = report.table("seq_len_trend");
   ASSERT_EQ(t.rows.size(), 1u);
   EXPECT_EQ(text(t, 0, "seq_lens"), "64 128");
+  EXPECT_TRUE(empty(t, 0, "design"));  // the fixtures' configs have no batch size
   EXPECT_EQ(integer(t, 0, "n"), 0);
   EXPECT_TRUE(empty(t, 0, "slope"));
   EXPECT_EQ(text(t, 0, "verdict"), "undefined (n=0)");
