@@ -144,9 +144,9 @@ def length_series(rows):
     spelt as xsa-inspect's seq_len_trend section spells it (None: batch size unknown); both group the same way."""
     series = []
     keys = sorted({(r["baseline"], r["lambda"], r["steps"]) for r in rows}, key=str)
+    several_baselines = len({k[0] for k in keys}) > 1
     for key in keys:
         group = [r for r in rows if (r["baseline"], r["lambda"], r["steps"]) == key]
-        several_baselines = len({k[0] for k in keys}) > 1
         name = f"{lam_label(group[0])}, {key[2]} steps" + (f" (vs {key[0]})" if several_baselines else "")
         by_tokens, by_batch = {}, {}
         for r in group:
