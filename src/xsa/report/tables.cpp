@@ -119,6 +119,55 @@ GroupKey key_for(const Pair& p, bool by_seq_len) {
   return k;
 }
 
+// Where an experiment came from, for notes: the folder of its results.json, else its label or name.
+std::string experiment_place(const ExperimentResult& e) {
+  if (!e.source.empty()) {
+    const std::size_t slash = e.source.find_last_of('/');
+    return slash == std::string::npos ? e.source : e.source.substr(0, slash);
+  }
+  return e.label.empty() ? e.name : e.label;
+}
+
+// The same measurement read twice: two folders can hold the same run, e.g. the T=128 point of a length
+// sweep and the 300-step budget sweep, whose configs differ only in the other variants they train. A pair
+// repeats an earlier one when its group (baseline, variant, budget, length, batch), its seed, both final
+// validation losses and their difference are identical, bit for bit; independent runs never match that way.
+// The repeat is dropped with a note, so one seed never weighs twice in a mean, a CI or a trend.
+std::vector<Pair> drop_repeated_pairs(const std::vector<Pair>& pairs, std::vector<std::string>& notes) {
+  using Identity = std::tuple<GroupKey, std::optional<std::uint64_t>, double, double, double>;
+  std::map<Identity, const Pair*> first_of;
+  struct Repeat {
+    const ExperimentResult* repeating;
+    const ExperimentResult* first;
+    std::vector<std::string> comparisons;
+  };
+  std::vector<Repeat> repeats;  // in reading order, so the notes are deterministic
+  std::vector<Pair> kept;
+  for (const auto& p : pairs) {
+    // The config's seed; results without one may still name it per run.
+    const auto seed = p.experiment->seed ? p.experiment->seed : p.baseline->seed;
+    const Identity id{key_for(p, /*by_seq_len=*/true), seed, p.baseline->final.val_loss,
+                      p.variant->final.val_loss, p.comparison->delta_val_loss};
+    auto [it, inserted] = first_of.emplace(id, &p);
+    if (inserted) {
+      kept.push_back(p);
+      continue;
+    }
+    const ExperimentResult* first = it->second->experiment;
+    auto r = std::find_if(repeats.begin(), repeats.end(),
+                          [&](const Repeat& x) { return x.repeating == p.experiment && x.first == first; });
+    if (r == repeats.end()) r = repeats.insert(repeats.end(), Repeat{p.experiment, first, {}});
+    r->comparisons.push_back(p.baseline->variant + " vs " + p.variant->variant);
+  }
+  for (const auto& r : repeats) {
+    std::string text = experiment_place(*r.repeating) + " repeats " + experiment_place(*r.first) + " (";
+    for (std::size_t i = 0; i < r.comparisons.size(); ++i) text += (i ? ", " : "") + r.comparisons[i];
+    text += ": same seed, same final losses); counted once";
+    notes.push_back(text);
+  }
+  return kept;
+}
+
 // Sorted by key; for the by-seq_len table the caller re-sorts by sequence length first.
 std::vector<Group> group_pairs(const std::vector<Pair>& pairs, bool by_seq_len) {
   std::map<GroupKey, Group> groups;
@@ -338,7 +387,7 @@ Table seq_len_trend_table(const std::vector<Group>& per_len) {
                {"verdict", "verdict"}};
   for (const LengthSeries& series : length_series(per_len)) {
     if (series.groups.size() < 2) continue;  // one length: no trend to speak of
-    // seed -> length -> improvements (a seed twice at one length, e.g. the same sweep given twice, averages)
+    // seed -> length -> improvements (two different runs of one seed at one length average)
     std::map<std::uint64_t, std::map<std::int64_t, std::vector<double>>> by_seed;
     std::set<std::int64_t> lengths;
     for (const Group* g : series.groups) {
@@ -702,7 +751,8 @@ json json_cell(const Cell& cell) {
 }  // namespace
 
 Report build_report(const std::vector<ExperimentResult>& experiments, const std::vector<std::string>& notes) {
-  const std::vector<Pair> pairs = collect_pairs(experiments);
+  std::vector<std::string> all_notes = notes;
+  const std::vector<Pair> pairs = drop_repeated_pairs(collect_pairs(experiments), all_notes);
   const std::vector<Group> pooled = group_pairs(pairs, /*by_seq_len=*/false);
   std::vector<Group> per_len = group_pairs(pairs, /*by_seq_len=*/true);
   std::stable_sort(per_len.begin(), per_len.end(),
@@ -719,7 +769,7 @@ Report build_report(const std::vector<ExperimentResult>& experiments, const std:
   report.tables.push_back(bias_table(per_len, BiasMoment::kFinal));
   report.tables.push_back(learned_lambda_table(per_len));
   report.tables.push_back(verdict_table(pooled, per_len));
-  report.tables.push_back(notes_table(notes));
+  report.tables.push_back(notes_table(all_notes));
   return report;
 }
 

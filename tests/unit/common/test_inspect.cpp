@@ -344,6 +344,37 @@ TEST(Report, SeqLenTrendNeedsSeedsWithEveryLength) {
   EXPECT_TRUE(one.rows.empty());
 }
 
+TEST(Report, TheSameRunInTwoFoldersCountsOnce) {
+  // Seeds 1 and 2 at T = 128 (improvements 2 and 4), then seed 1 again as another folder holds it (same
+  // seed, same losses): n stays 2 and the mean 3, with a note naming both folders. A seed-1 run whose
+  // numbers differ is another measurement and counts: n = 3, mean (2 + 4 + 6) / 3 = 4.
+  auto at = [](std::uint64_t seed, double improvement, const std::string& folder) {
+    ExperimentResult e = length_point(128, 32, seed, improvement);
+    e.source = folder + "/results.json";
+    return e;
+  };
+  const std::vector<ExperimentResult> points = {at(1, 2, "budget/seed=1"), at(2, 4, "budget/seed=2"),
+                                                at(1, 2, "lengths/seed=1")};
+  const Report report = build_report(points, {"a discovery note"});
+  const Table& t = report.table("by_seq_len");
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(integer(t, 0, "n"), 2);
+  EXPECT_NEAR(num(t, 0, "mean_improvement_pct"), 3.0, 1e-12);
+  EXPECT_EQ(integer(report.table("by_lambda"), 0, "n"), 2);
+  EXPECT_EQ(report.table("paired").rows.size(), 3u * 2u);  // the listing still shows every run of every file
+  const Table& notes = report.table("notes");
+  ASSERT_EQ(notes.rows.size(), 2u);
+  EXPECT_EQ(text(notes, 0, "text"), "a discovery note");
+  EXPECT_EQ(text(notes, 1, "text"),
+            "lengths/seed=1 repeats budget/seed=1 (sa vs xsa: same seed, same final losses); counted once");
+
+  const Report other =
+      build_report({at(1, 2, "budget/seed=1"), at(2, 4, "budget/seed=2"), at(1, 6, "x/seed=1")});
+  EXPECT_EQ(integer(other.table("by_seq_len"), 0, "n"), 3);
+  EXPECT_NEAR(num(other.table("by_seq_len"), 0, "mean_improvement_pct"), 4.0, 1e-12);
+  EXPECT_TRUE(other.table("notes").rows.empty());
+}
+
 TEST(Report, BiasMetricsAreFinalValuesAveragedOverSeeds) {
   const Report report = fixture_report();
   const Table& t = report.table("bias");
@@ -569,9 +600,11 @@ TEST(Report, LearnedRunsWithADifferentLambdaLrNeverShareAGroup) {
   const std::vector<ExperimentResult> both = {d.experiments[0], scaled};
   const Report report = build_report(both);
   const Table& t = report.table("by_lambda");
-  ASSERT_EQ(t.rows.size(), 3u);  // xsa pooled over both (fixed λ has no λ parameters); learned apart
+  // xsa is one group (fixed λ has no λ parameters), where the copy repeats the same measurement and counts
+  // once; learned and learned lr×30 are apart.
+  ASSERT_EQ(t.rows.size(), 3u);
   EXPECT_EQ(text(t, 0, "lambda"), "1");
-  EXPECT_EQ(integer(t, 0, "n"), 2);
+  EXPECT_EQ(integer(t, 0, "n"), 1);
   EXPECT_EQ(text(t, 1, "lambda"), "learned");
   EXPECT_EQ(integer(t, 1, "n"), 1);
   EXPECT_EQ(text(t, 2, "lambda"), "learned lr×30");
