@@ -105,6 +105,11 @@ std::vector<Pair> collect_pairs(const std::vector<ExperimentResult>& experiments
   return pairs;
 }
 
+// The seed of a pair: the config's seed; results without one may still name it per run.
+std::optional<std::uint64_t> pair_seed(const Pair& p) {
+  return p.experiment->seed ? p.experiment->seed : p.baseline->seed;
+}
+
 GroupKey key_for(const Pair& p, bool by_seq_len) {
   GroupKey k;
   k.baseline = p.baseline->variant;
@@ -144,9 +149,7 @@ std::vector<Pair> drop_repeated_pairs(const std::vector<Pair>& pairs, std::vecto
   std::vector<Repeat> repeats;  // in reading order, so the notes are deterministic
   std::vector<Pair> kept;
   for (const auto& p : pairs) {
-    // The config's seed; results without one may still name it per run.
-    const auto seed = p.experiment->seed ? p.experiment->seed : p.baseline->seed;
-    const Identity id{key_for(p, /*by_seq_len=*/true), seed, p.baseline->final.val_loss,
+    const Identity id{key_for(p, /*by_seq_len=*/true), pair_seed(p), p.baseline->final.val_loss,
                       p.variant->final.val_loss, p.comparison->delta_val_loss};
     auto [it, inserted] = first_of.emplace(id, &p);
     if (inserted) {
@@ -202,7 +205,7 @@ std::string fixed(double v, int decimals, bool sign = false) {
   return buf;
 }
 
-std::string seq_len_list(const std::set<std::int64_t>& lens) {
+std::string number_list(const std::set<std::int64_t>& lens) {  // "64 128 256"
   std::string s;
   for (auto len : lens) s += (s.empty() ? "" : " ") + std::to_string(len);
   return s;
@@ -273,7 +276,7 @@ Table by_lambda_table(const std::vector<Group>& groups) {
   t.columns = {{"baseline", "baseline"}, {"lambda", "λ"}, {"steps", "steps"}, {"seq_lens", "seq_len(s)"}};
   for (auto& c : group_stat_columns()) t.columns.push_back(c);
   for (const auto& g : groups) {
-    std::vector<Cell> row = {g.key.baseline, g.key.label, g.key.steps, seq_len_list(g.seq_lens)};
+    std::vector<Cell> row = {g.key.baseline, g.key.label, g.key.steps, number_list(g.seq_lens)};
     for (auto& c : group_stat_cells(g)) row.push_back(std::move(c));
     t.rows.push_back(std::move(row));
   }
@@ -365,10 +368,68 @@ double least_squares_slope(const std::vector<double>& xs, const std::vector<doub
   return sxy / sxx;
 }
 
-// Does the gain grow or shrink with context length? Per seed, the least-squares slope of its improvement %
-// over log2 T (so the unit is "per doubling of T"), using the seeds that have every length of the series;
-// then the mean slope with a Student t interval over seeds, like every other comparison here. Seeds pair
-// across lengths because a seed fixes the initial weights (the model does not depend on T with RoPE).
+// A trend over seeds: per seed, the least-squares slope of its improvement % over log2 x (so the unit is "per
+// doubling of x"), from the seeds that have every x of the series, since a seed without every x would bias
+// the slope (two different runs of one seed at one x average); then the mean slope with a Student t interval
+// over seeds, like every other comparison here.
+struct Trend {
+  std::set<std::int64_t> xs;   // the x values of the series
+  std::vector<double> slopes;  // one per seed with every x
+  PairedInterval ci;
+  std::int64_t falling() const {
+    return std::count_if(slopes.begin(), slopes.end(), [](double s) { return s < 0; });
+  }
+  // "grows with <what>" / "shrinks with <what>" / "within noise" / "undefined (n=K)"
+  std::string verdict(const std::string& what) const {
+    if (!ci.defined()) return "undefined (n=" + std::to_string(ci.n) + ")";
+    return *ci.low > 0 ? "grows with " + what : *ci.high < 0 ? "shrinks with " + what : "within noise";
+  }
+};
+
+template <typename XOf>
+Trend per_seed_trend(const std::vector<const Group*>& series, XOf x_of) {
+  Trend trend;
+  std::map<std::uint64_t, std::map<std::int64_t, std::vector<double>>> by_seed;  // seed -> x -> improvements
+  for (const Group* g : series) {
+    const std::int64_t x = x_of(*g);
+    trend.xs.insert(x);
+    for (const auto& p : g->pairs)
+      if (const auto seed = pair_seed(p)) by_seed[*seed][x].push_back(p.comparison->improvement_pct);
+  }
+  for (const auto& [seed, at] : by_seed) {
+    if (at.size() != trend.xs.size()) continue;
+    std::vector<double> xs, ys;
+    for (const auto& [x, improvements] : at) {
+      xs.push_back(std::log2(static_cast<double>(x)));
+      ys.push_back(mean(improvements));
+    }
+    trend.slopes.push_back(least_squares_slope(xs, ys));
+  }
+  trend.ci = paired_interval(trend.slopes);
+  return trend;
+}
+
+std::vector<Column> trend_columns(const std::string& falling_text, const std::string& slope_text) {
+  return {{"n", "n"},
+          {"falling", falling_text},
+          {"slope", slope_text, 2, true},
+          {"slope_ci_low", "95% CI low", 2, true},
+          {"slope_ci_high", "95% CI high", 2, true},
+          {"verdict", "verdict"}};
+}
+
+std::vector<Cell> trend_cells(const Trend& trend, const std::string& what) {
+  return {static_cast<std::int64_t>(trend.ci.n),
+          trend.falling(),
+          trend.slopes.empty() ? Cell() : Cell(trend.ci.mean),
+          opt_cell(trend.ci.low),
+          opt_cell(trend.ci.high),
+          trend.verdict(what)};
+}
+
+// Does the gain grow or shrink with context length? The per-seed trend over T of every length series
+// (design). Seeds pair across lengths because a seed fixes the initial weights (the model does not depend on
+// T with RoPE).
 Table seq_len_trend_table(const std::vector<Group>& per_len) {
   Table t;
   t.key = "seq_len_trend";
@@ -378,46 +439,58 @@ Table seq_len_trend_table(const std::vector<Group>& per_len) {
                {"lambda", "λ"},
                {"steps", "steps"},
                {"design", "design"},
-               {"seq_lens", "seq_len(s)"},
-               {"n", "n"},
-               {"falling", "seeds whose gain falls with T"},
-               {"slope", "improvement % per doubling of T", 2, true},
-               {"slope_ci_low", "95% CI low", 2, true},
-               {"slope_ci_high", "95% CI high", 2, true},
-               {"verdict", "verdict"}};
+               {"seq_lens", "seq_len(s)"}};
+  for (auto& c : trend_columns("seeds whose gain falls with T", "improvement % per doubling of T"))
+    t.columns.push_back(c);
   for (const LengthSeries& series : length_series(per_len)) {
     if (series.groups.size() < 2) continue;  // one length: no trend to speak of
-    // seed -> length -> improvements (two different runs of one seed at one length average)
-    std::map<std::uint64_t, std::map<std::int64_t, std::vector<double>>> by_seed;
-    std::set<std::int64_t> lengths;
-    for (const Group* g : series.groups) {
-      lengths.insert(*g->key.seq_len);
-      for (const auto& p : g->pairs) {
-        // The config's seed; results without one may still name it per run.
-        const auto seed = p.experiment->seed ? p.experiment->seed : p.baseline->seed;
-        if (seed) by_seed[*seed][*g->key.seq_len].push_back(p.comparison->improvement_pct);
-      }
-    }
-    std::vector<double> slopes;
-    for (const auto& [seed, at] : by_seed) {
-      if (at.size() != lengths.size()) continue;  // a seed without every length would bias the slope
-      std::vector<double> xs, ys;
-      for (const auto& [len, improvements] : at) {
-        xs.push_back(std::log2(static_cast<double>(len)));
-        ys.push_back(mean(improvements));
-      }
-      slopes.push_back(least_squares_slope(xs, ys));
-    }
+    const Trend trend = per_seed_trend(series.groups, [](const Group& g) { return *g.key.seq_len; });
     const Group& first = *series.groups.front();
-    const PairedInterval ci = paired_interval(slopes);
-    std::string verdict = "undefined (n=" + std::to_string(ci.n) + ")";
-    if (ci.defined())
-      verdict = *ci.low > 0 ? "grows with T" : *ci.high < 0 ? "shrinks with T" : "within noise";
-    const auto falling = std::count_if(slopes.begin(), slopes.end(), [](double s) { return s < 0; });
-    t.rows.push_back({first.key.baseline, first.key.label, first.key.steps,
-                      series.design.empty() ? Cell() : Cell(series.design), seq_len_list(lengths),
-                      static_cast<std::int64_t>(ci.n), static_cast<std::int64_t>(falling),
-                      slopes.empty() ? Cell() : Cell(ci.mean), opt_cell(ci.low), opt_cell(ci.high), verdict});
+    std::vector<Cell> row = {first.key.baseline, first.key.label, first.key.steps,
+                             series.design.empty() ? Cell() : Cell(series.design), number_list(trend.xs)};
+    for (auto& c : trend_cells(trend, "T")) row.push_back(std::move(c));
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+// Does the gain survive longer training? The per-seed trend over the training budget (train.steps) at one
+// sequence length and batch. Seeds pair across budgets because a seed fixes the initial weights and the
+// order of the batches; only the schedule (warmup + cosine over the budget) and its length differ.
+Table budget_trend_table(const std::vector<Group>& per_len) {
+  Table t;
+  t.key = "budget_trend";
+  t.title =
+      "Trend with the training budget (slope of the improvement over log2 steps per seed, 95% CI over seeds)";
+  t.empty_text = "_No variant has results at two or more training budgets._";
+  t.columns = {{"baseline", "baseline"},
+               {"lambda", "λ"},
+               {"seq_len", "seq_len"},
+               {"batch", "batch"},
+               {"budgets", "steps"}};
+  for (auto& c :
+       trend_columns("seeds whose gain falls with the budget", "improvement % per doubling of steps"))
+    t.columns.push_back(c);
+  // One series per group key without its budget, in per_len's order (by length, then key).
+  std::vector<std::pair<GroupKey, std::vector<const Group*>>> series;
+  for (const auto& g : per_len) {
+    GroupKey k = g.key;
+    k.steps = 0;
+    auto same = [&](const auto& s) { return !(s.first < k) && !(k < s.first); };
+    auto it = std::find_if(series.begin(), series.end(), same);
+    if (it == series.end()) it = series.insert(series.end(), {k, {}});
+    it->second.push_back(&g);
+  }
+  for (auto& [key, groups] : series) {
+    if (groups.size() < 2) continue;  // one budget: no trend to speak of
+    std::sort(groups.begin(), groups.end(),
+              [](const Group* a, const Group* b) { return a->key.steps < b->key.steps; });
+    const Trend trend = per_seed_trend(groups, [](const Group& g) { return g.key.steps; });
+    std::vector<Cell> row = {key.baseline, key.label, *key.seq_len,
+                             key.batch_size.value_or(0) > 0 ? Cell(*key.batch_size) : Cell(),
+                             number_list(trend.xs)};
+    for (auto& c : trend_cells(trend, "the budget")) row.push_back(std::move(c));
+    t.rows.push_back(std::move(row));
   }
   return t;
 }
@@ -461,7 +534,7 @@ Table verdict_table(const std::vector<Group>& pooled, const std::vector<Group>& 
   // A pooled line only adds information when it actually pools several sequence lengths.
   for (const auto& g : pooled)
     if (g.seq_lens.size() > 1)
-      add(g, Cell(), "pooled", "pooled over seq_len " + seq_len_list(g.seq_lens) + budget(g));
+      add(g, Cell(), "pooled", "pooled over seq_len " + number_list(g.seq_lens) + budget(g));
   return t;
 }
 
@@ -762,6 +835,7 @@ Report build_report(const std::vector<ExperimentResult>& experiments, const std:
   report.tables.push_back(paired_table(experiments));
   report.tables.push_back(by_lambda_table(pooled));
   report.tables.push_back(by_budget_table(pooled));
+  report.tables.push_back(budget_trend_table(per_len));
   report.tables.push_back(by_seq_len_table(per_len));
   report.tables.push_back(seq_len_trend_table(per_len));
   report.tables.push_back(eval_curve_table(pooled));

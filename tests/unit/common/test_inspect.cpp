@@ -344,6 +344,65 @@ TEST(Report, SeqLenTrendNeedsSeedsWithEveryLength) {
   EXPECT_TRUE(one.rows.empty());
 }
 
+TEST(Report, BudgetTrendIsTheMeanPerSeedSlopePerDoublingOfSteps) {
+  // T = 128 at batch 32, improvements % at 300, 1,200 and 2,400 steps (log2: 8.2288, 10.2288, 11.2288;
+  // centred -1.6667, +0.3333, +1.3333, Sxx 4.6667): seed 1: 3, 2, 1.5 -> Sxy -2.3333, slope -0.5; seed 2: 4,
+  // 3, 2.5 -> -0.5; seed 3: 3.5, 2.4, 2.0 -> Sxy -2.3667, slope -0.507143. Mean -0.502381, sd 0.004124, SEM
+  // 0.002381, t_{0.975,2} = 4.302653 -> CI [-0.512625, -0.492137]: shrinks. Seed 4 has only 300 steps: left
+  // out.
+  auto at = [](std::int64_t steps, std::int64_t seq_len, std::int64_t batch, std::uint64_t seed,
+               double gain) {
+    ExperimentResult e = length_point(seq_len, batch, seed, gain);
+    e.config["train"]["steps"] = steps;
+    return e;
+  };
+  const double gains[3][3] = {{3, 2, 1.5}, {4, 3, 2.5}, {3.5, 2.4, 2.0}};
+  std::vector<ExperimentResult> points;
+  for (std::uint64_t seed = 1; seed <= 3; ++seed)
+    for (int i = 0; i < 3; ++i)
+      points.push_back(at(std::int64_t{300} << (i == 0 ? 0 : i + 1), 128, 32, seed, gains[seed - 1][i]));
+  points.push_back(at(300, 128, 32, 4, 9.0));
+  // T = 256 at batch 16, 300 and 1,200 steps (log2 apart by 2): seed 1: 1 -> 2 (slope 0.5); seed 2: 1 -> 3
+  // (1.0). Mean 0.75, sd 0.353553, SEM 0.25, t_{0.975,1} = 12.706205 -> CI [-2.426551, +3.926551]: noise.
+  points.push_back(at(300, 256, 16, 1, 1));
+  points.push_back(at(1200, 256, 16, 1, 2));
+  points.push_back(at(300, 256, 16, 2, 1));
+  points.push_back(at(1200, 256, 16, 2, 3));
+  points.push_back(at(300, 64, 64, 1, 5));  // one budget at T = 64: no trend, no row
+
+  const Report report = build_report(points);
+  const Table& t = report.table("budget_trend");
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(integer(t, 0, "seq_len"), 128);
+  EXPECT_EQ(integer(t, 0, "batch"), 32);
+  EXPECT_EQ(text(t, 0, "lambda"), "1");
+  EXPECT_EQ(text(t, 0, "budgets"), "300 1200 2400");
+  EXPECT_EQ(integer(t, 0, "n"), 3);
+  EXPECT_EQ(integer(t, 0, "falling"), 3);
+  EXPECT_NEAR(num(t, 0, "slope"), -0.502381, 1e-6);
+  EXPECT_NEAR(num(t, 0, "slope_ci_low"), -0.512625, 1e-6);
+  EXPECT_NEAR(num(t, 0, "slope_ci_high"), -0.492137, 1e-6);
+  EXPECT_EQ(text(t, 0, "verdict"), "shrinks with the budget");
+
+  EXPECT_EQ(integer(t, 1, "seq_len"), 256);
+  EXPECT_EQ(text(t, 1, "budgets"), "300 1200");
+  EXPECT_EQ(integer(t, 1, "n"), 2);
+  EXPECT_EQ(integer(t, 1, "falling"), 0);
+  EXPECT_NEAR(num(t, 1, "slope"), 0.75, 1e-12);
+  EXPECT_NEAR(num(t, 1, "slope_ci_low"), -2.426551, 1e-5);
+  EXPECT_NEAR(num(t, 1, "slope_ci_high"), 3.926551, 1e-5);
+  EXPECT_EQ(text(t, 1, "verdict"), "within noise");
+
+  // A single budget has no trend; one seed at two budgets has a slope but no CI.
+  EXPECT_TRUE(build_report({at(300, 128, 32, 1, 3)}).table("budget_trend").rows.empty());
+  const Report one_seed = build_report({at(300, 128, 32, 1, 3), at(1200, 128, 32, 1, 2)});
+  const Table& o = one_seed.table("budget_trend");
+  ASSERT_EQ(o.rows.size(), 1u);
+  EXPECT_NEAR(num(o, 0, "slope"), -0.5, 1e-12);
+  EXPECT_TRUE(empty(o, 0, "slope_ci_low"));
+  EXPECT_EQ(text(o, 0, "verdict"), "undefined (n=1)");
+}
+
 TEST(Report, TheSameRunInTwoFoldersCountsOnce) {
   // Seeds 1 and 2 at T = 128 (improvements 2 and 4), then seed 1 again as another folder holds it (same
   // seed, same losses): n stays 2 and the mean 3, with a note naming both folders. A seed-1 run whose
@@ -695,9 +754,9 @@ TEST(InspectCli, CsvHasOneBlockPerSectionWithASectionColumn) {
       if (line.rfind("by_lambda,sa,1,", 0) == 0) xsa_row = line;
     }
   }
-  // paired, by_lambda, by_budget, by_seq_len, seq_len_trend, eval_curve, bias_init, bias, learned_lambda,
-  // verdicts, notes
-  ASSERT_EQ(headers.size(), 11u);
+  // paired, by_lambda, by_budget, budget_trend, by_seq_len, seq_len_trend, eval_curve, bias_init, bias,
+  // learned_lambda, verdicts, notes
+  ASSERT_EQ(headers.size(), 12u);
   EXPECT_EQ(headers[1],
             "section,baseline,lambda,steps,seq_lens,n,favouring,mean_improvement_pct,improvement_ci_low,"
             "improvement_ci_high,mean_delta,delta_ci_low,delta_ci_high,verdict");
