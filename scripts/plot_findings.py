@@ -5,7 +5,8 @@ second implementation of the statistics).
 Usage: scripts/plot_findings.py PATH... --out DIR [--lambda 1,0.5] [--only NAME,...] [--inspect build/xsa-inspect]
 
 Runs `xsa-inspect PATH... --format json` and writes into DIR every figure whose section has rows:
-  improvement_vs_budget.png  mean improvement % vs training steps (log axis) with 95% CI bars, per λ
+  improvement_vs_budget.png  mean improvement % vs training steps (log axis) with 95% CI bars, per λ; the
+                             legend gives each λ's trend (budget_trend: % per doubling of steps, 95% CI)
   eval_delta_curve.png       paired Δ val loss (variant − baseline) along training with its 95% CI band,
                              per λ and budget
   improvement_vs_lambda.png  mean improvement % per λ (numbers, then learned / gate) with 95% CI bars, per
@@ -80,6 +81,19 @@ def finish(fig, ax, out, name, xlabel, ylabel, title, legend_size=None):
     save(fig, out, name)
 
 
+def slope_text(t, unit):
+    """A trend row (seq_len_trend or budget_trend) as a legend note: slope, CI and n."""
+    ci = f" [{t['slope_ci_low']:+.2f}, {t['slope_ci_high']:+.2f}]" if t["slope_ci_low"] is not None else ""
+    return f"\n  {t['slope']:+.2f}%{ci} per doubling of {unit}, n={t['n']}"
+
+
+def budget_trend_text(doc, row):
+    """The legend's note of a λ's budget trend (xsa-inspect's budget_trend), or "" without one. by_budget pools
+    over lengths, so a λ whose budgets span several lengths or batches (several trend rows) gets no note."""
+    trends = [t for t in doc.get("budget_trend", []) if (t["baseline"], t["lambda"]) == (row["baseline"], row["lambda"])]
+    return slope_text(trends[0], "steps") if len(trends) == 1 and trends[0]["slope"] is not None else ""
+
+
 def improvement_vs_budget(doc, out):
     rows = doc.get("by_budget", [])
     if len({r["steps"] for r in rows}) < 2:
@@ -88,14 +102,17 @@ def improvement_vs_budget(doc, out):
     for lam in sorted({r["lambda"] for r in rows}):
         sel = sorted((r for r in rows if r["lambda"] == lam), key=lambda r: r["steps"])
         ys, err = ci_bars(sel)
-        ax.errorbar([r["steps"] for r in sel], ys, yerr=err, marker="o", capsize=4, label=lam_label(sel[0]))
+        label = lam_label(sel[0]) + budget_trend_text(doc, sel[0])
+        ax.errorbar([r["steps"] for r in sel], ys, yerr=err, marker="o", capsize=4, label=label)
     ax.set_xscale("log")
     budgets = sorted({r["steps"] for r in rows})
     ax.set_xticks(budgets)
     ax.set_xticklabels([f"{b:,}" for b in budgets])
     ax.minorticks_off()
-    finish(fig, ax, out, "improvement_vs_budget.png", "training steps (32 × 128 tokens each)", IMPROVEMENT,
-           "Gain vs training budget (mean, 95% CI over seeds)")
+    per_step = {r["tokens"] // r["steps"] for r in rows if r["tokens"]}
+    xlabel = f"training steps ({per_step.pop():,} tokens each)" if len(per_step) == 1 else "training steps"
+    finish(fig, ax, out, "improvement_vs_budget.png", xlabel, IMPROVEMENT,
+           "Gain vs training budget (mean, 95% CI over seeds)", 8)
 
 
 def eval_delta_curve(doc, out):
@@ -179,8 +196,7 @@ def trend_text(doc, row, design):
     for t in doc.get("seq_len_trend", []):
         key = (t["baseline"], t["lambda"], t["steps"], t["design"])
         if key == (row["baseline"], row["lambda"], row["steps"], design) and t["slope"] is not None:
-            ci = f" [{t['slope_ci_low']:+.2f}, {t['slope_ci_high']:+.2f}]" if t["slope_ci_low"] is not None else ""
-            return f"\n  {t['slope']:+.2f}%{ci} per doubling of T, n={t['n']}"
+            return slope_text(t, "T")
     return ""
 
 

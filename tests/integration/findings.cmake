@@ -32,11 +32,12 @@ add_test(NAME plots.findings_two_budgets
     /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py ${CMAKE_SOURCE_DIR}/tests/fixtures/report/budget
     --inspect $<TARGET_FILE:xsa-inspect>)
 
-# The length figure's lines and legend trends (plot_findings.py groups lines itself and looks the trend up by
-# the design string xsa-inspect prints) against trends computed by hand from fixtures/report/lengths.
-add_test(NAME plots.findings_length_legend
-  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/check_length_legend.py $<TARGET_FILE:xsa-inspect>
-    ${CMAKE_SOURCE_DIR}/tests/fixtures/report/lengths)
+# The trend notes of the length and budget figures' legends (plot_findings.py groups length lines itself and
+# looks the trend up by the design string xsa-inspect prints) against trends computed by hand from
+# fixtures/report/lengths and fixtures/report/budget.
+add_test(NAME plots.findings_legends
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/check_legends.py $<TARGET_FILE:xsa-inspect>
+    ${CMAKE_SOURCE_DIR}/tests/fixtures/report)
 
 # scripts/science_compute.py (the compute the science sweeps used): one row per folder of finished points; the
 # budget fixture has 4 points of 2 runs: 2 seeds × 2 runs × (100 + 400 steps) × 8 × 64 tokens = 1.0M.

@@ -1,0 +1,83 @@
+#!/usr/bin/python3
+"""The trend notes in the legends of the length and budget figures (scripts/plot_findings.py) against
+hand-computed trends.
+
+Usage: check_legends.py XSA_INSPECT FIXTURES (tests/fixtures/report: its lengths/ and budget/)
+
+plot_findings groups the by_seq_len rows into lines itself (length_series) and looks each line's trend up in
+xsa-inspect's seq_len_trend section by its design string (trend_text); the two must group and spell designs the
+same way, or a legend silently loses its trend. The fixtures' improvements (make_fixtures.py) give, by hand:
+  lengths, 4,096 tokens/step (T 64, 128, 256): per-seed slopes −1 and −1.5 -> mean −1.25, sd 0.353553,
+      SEM 0.25, t(0.975, 1) = 12.7062 -> CI [−4.4265, +1.9265]
+  lengths, batch 32 (T 64, 128, 256): per-seed slopes +1 and +1.25 -> mean +1.125, SEM 0.125
+      -> CI [−0.4633, +2.7133]
+  budget, XSA at 100 and 400 steps (log2 apart by 2): seed 1: 100 (2.00 − 1.95) / 2.00 = 2.5% -> 1.25%, slope
+      −0.625; seed 2: 2.857143% -> 0.609756%, slope −1.123693; mean −0.874347, SEM 0.249347 -> CI [−4.0426, +2.2939]
+Exit code 0 when every check holds, 1 with the failed checks listed.
+"""
+import json
+import pathlib
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
+import plot_findings  # noqa: E402  (the module under test; it needs matplotlib: /usr/bin/python3)
+
+EXPECTED = {  # design -> (T of the line, slope, CI low, CI high)
+    "4096 tokens/step": ([64, 128, 256], -1.25, -4.4265, 1.9265),
+    "batch 32": ([64, 128, 256], 1.125, -0.4633, 2.7133),
+}
+
+
+def inspect_json(inspect, folder):
+    return json.loads(subprocess.run([inspect, folder, "--format", "json"], capture_output=True, text=True,
+                                     check=True).stdout)
+
+
+def check_note(check, what, legend, unit, want):
+    """The legend ends with '<slope>% [<low>, <high>] per doubling of <unit>, n=2' near the hand values."""
+    m = re.search(r"\n  ([+-]\d+\.\d\d)% \[([+-]\d+\.\d\d), ([+-]\d+\.\d\d)\] per doubling of " + unit + ", n=2$",
+                  legend)
+    check(m is not None, f"{what}: legend without its trend: {legend!r}")
+    if m:
+        # The legend prints two decimals: each number within half a unit of the last digit (+ float slack).
+        for name, value, expected in zip(("slope", "CI low", "CI high"), map(float, m.groups()), want):
+            check(abs(value - expected) <= 0.0051, f"{what}: {name} {value} in the legend, {expected} by hand")
+
+
+def main():
+    inspect, fixtures = sys.argv[1], pathlib.Path(sys.argv[2])
+    failures = []
+
+    def check(ok, what):
+        if not ok:
+            failures.append(what)
+
+    doc = inspect_json(inspect, str(fixtures / "lengths"))
+    lines = plot_findings.length_series(doc["by_seq_len"])
+    check(sorted(d for _, d, _ in lines) == sorted(EXPECTED), f"designs {[d for _, d, _ in lines]}")
+    for label, design, rows in lines:
+        if design not in EXPECTED:
+            continue
+        lengths, slope, low, high = EXPECTED[design]
+        check([r["seq_len"] for r in rows] == lengths, f"{design}: lengths {[r['seq_len'] for r in rows]}")
+        check_note(check, design, label + plot_findings.trend_text(doc, rows[0], design), "T", (slope, low, high))
+        shown = {"4096 tokens/step": "4,096 tokens/step", "batch 32": "batch 32 fixed"}[design]
+        check(label.startswith("XSA (λ=1), 300 steps, " + shown), f"{design}: label {label!r}")
+
+    budget = inspect_json(inspect, str(fixtures / "budget"))
+    xsa = [r for r in budget["by_budget"] if r["lambda"] == "1"]
+    check(len(xsa) == 2, f"budget: {len(xsa)} by_budget rows for λ=1, expected 100 and 400 steps")
+    if xsa:
+        check_note(check, "budget", plot_findings.budget_trend_text(budget, xsa[0]), "steps",
+                   (-0.874347, -4.0426, 2.2939))
+    for f in failures:
+        print(f"check_legends: {f}", file=sys.stderr)
+    if not failures:
+        print(f"check_legends: {len(lines)} length lines and the budget line, trends as computed by hand")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
