@@ -392,6 +392,7 @@ Trend per_seed_trend(const std::vector<const Group*>& series, XOf x_of) {
   std::map<std::uint64_t, std::map<std::int64_t, std::vector<double>>> by_seed;  // seed -> x -> improvements
   for (const Group* g : series) {
     const std::int64_t x = x_of(*g);
+    if (x <= 0) continue;  // unknown (results without train.steps): no place on a log axis
     trend.xs.insert(x);
     for (const auto& p : g->pairs)
       if (const auto seed = pair_seed(p)) by_seed[*seed][x].push_back(p.comparison->improvement_pct);
@@ -445,6 +446,7 @@ Table seq_len_trend_table(const std::vector<Group>& per_len) {
   for (const LengthSeries& series : length_series(per_len)) {
     if (series.groups.size() < 2) continue;  // one length: no trend to speak of
     const Trend trend = per_seed_trend(series.groups, [](const Group& g) { return *g.key.seq_len; });
+    if (trend.xs.size() < 2) continue;
     const Group& first = *series.groups.front();
     std::vector<Cell> row = {first.key.baseline, first.key.label, first.key.steps,
                              series.design.empty() ? Cell() : Cell(series.design), number_list(trend.xs)};
@@ -482,10 +484,10 @@ Table budget_trend_table(const std::vector<Group>& per_len) {
     it->second.push_back(&g);
   }
   for (auto& [key, groups] : series) {
-    if (groups.size() < 2) continue;  // one budget: no trend to speak of
     std::sort(groups.begin(), groups.end(),
               [](const Group* a, const Group* b) { return a->key.steps < b->key.steps; });
     const Trend trend = per_seed_trend(groups, [](const Group& g) { return g.key.steps; });
+    if (trend.xs.size() < 2) continue;  // one known budget: no trend to speak of
     std::vector<Cell> row = {key.baseline, key.label, *key.seq_len,
                              key.batch_size.value_or(0) > 0 ? Cell(*key.batch_size) : Cell(),
                              number_list(trend.xs)};

@@ -393,8 +393,11 @@ TEST(Report, BudgetTrendIsTheMeanPerSeedSlopePerDoublingOfSteps) {
   EXPECT_NEAR(num(t, 1, "slope_ci_high"), 3.926551, 1e-5);
   EXPECT_EQ(text(t, 1, "verdict"), "within noise");
 
-  // A single budget has no trend; one seed at two budgets has a slope but no CI.
+  // A single budget has no trend, nor has a known budget next to an unknown one (results without
+  // train.steps: 0); one seed at two budgets has a slope but no CI.
   EXPECT_TRUE(build_report({at(300, 128, 32, 1, 3)}).table("budget_trend").rows.empty());
+  EXPECT_TRUE(
+      build_report({at(300, 128, 32, 1, 3), at(0, 128, 32, 1, 2)}).table("budget_trend").rows.empty());
   const Report one_seed = build_report({at(300, 128, 32, 1, 3), at(1200, 128, 32, 1, 2)});
   const Table& o = one_seed.table("budget_trend");
   ASSERT_EQ(o.rows.size(), 1u);
