@@ -5,3 +5,10 @@ add_test(NAME readme.tables_match_results
   COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/readme_tables.py --check
     --readme ${CMAKE_SOURCE_DIR}/README.md --inspect $<TARGET_FILE:xsa-inspect>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+
+# The headline statistics recomputed without xsa-inspect: straight from each committed results.json (final val
+# losses, config), with its own pairing, t quantiles and least-squares slopes, the n, mean improvement, 95% CI
+# and mean Δ of every budget, length and λ group and the budget and length trends must equal xsa-inspect's.
+add_test(NAME readme.findings_recomputed
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/check_findings.py $<TARGET_FILE:xsa-inspect>
+    ${CMAKE_SOURCE_DIR}/results)

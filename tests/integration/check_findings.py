@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""Recomputes the README's headline statistics from the committed results/ without xsa-inspect, and checks
+that xsa-inspect agrees.
+
+readme.tables_match_results proves that the README's tables are what xsa-inspect prints; the unit tests prove
+xsa-inspect right on small fixtures. This closes the loop on the real data: straight from each results.json
+(runs' final validation losses, the config's steps, seq_len and batch), with its own pairing and Student t
+quantiles (scipy.stats.t.ppf(0.975, dof), written down below), it recomputes per group the number of seeds,
+the mean improvement % and its 95% CI, the mean Δ val loss, and per seed the slope of the improvement over
+log2 steps (budget) or log2 T (length), then compares with `xsa-inspect --format json`.
+
+usage: check_findings.py XSA_INSPECT RESULTS_DIR
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+from collections import defaultdict
+
+# Two-sided 95% Student t quantiles, scipy.stats.t.ppf(0.975, dof).
+T975 = {1: 12.706204736432, 2: 4.302652729911, 3: 3.182446305284, 4: 2.776445105198, 5: 2.570581836615,
+        6: 2.446911848792, 7: 2.36462425101, 8: 2.306004135033, 9: 2.262157162741, 10: 2.228138851965,
+        11: 2.200985160083, 12: 2.178812829663}
+
+TOLERANCE = 1e-9  # relative to max(1, |value|); both sides compute in double from the same file values
+
+
+def load_pairs(folder):
+    """One record per (results.json, variant other than SA): its seed, steps, seq_len, batch, λ label and both
+    final validation losses."""
+    pairs = []
+    for root, _, files in os.walk(folder):
+        if "results.json" not in files:
+            continue
+        with open(os.path.join(root, "results.json")) as f:
+            data = json.load(f)
+        train = data["config"]["train"]
+        runs = {r["variant"]: r for r in data["runs"]}
+        base = runs["sa"]
+        lr_scale = data["config"]["attention"].get("lambda_lr_scale", 1.0)  # older results predate the key
+        for run in data["runs"]:
+            if run["variant"] == "sa":
+                continue
+            pairs.append({"path": root, "seed": data["config"]["seed"], "steps": train["steps"],
+                          "seq_len": data["config"]["data"]["seq_len"], "batch": train["batch_size"],
+                          "lambda": lambda_label(run["variant_spec"], lr_scale), "base": base["final"]["val_loss"],
+                          "variant": run["final"]["val_loss"]})
+    return pairs
+
+
+def interval(values):
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return n, mean, None, None
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = T975[n - 1] * sd / math.sqrt(n)
+    return n, mean, mean - half, mean + half
+
+
+def improvement(p):
+    return 100.0 * (p["base"] - p["variant"]) / p["base"]
+
+
+def slope(points):
+    """Least-squares slope of y over log2 x."""
+    xs = [math.log2(x) for x, _ in points]
+    ys = [y for _, y in points]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+
+
+def lambda_label(spec, lr_scale):
+    """As the tables print it: the fixed λ (1, 0.5), else the kind, with a λ learning-rate scale other than 1."""
+    if spec["kind"] == "fixed":
+        return f"{spec['lambda']:g}"
+    return spec["kind"] if lr_scale == 1 else f"{spec['kind']} lr×{lr_scale:g}"
+
+
+class Checker:
+    def __init__(self, inspect):
+        self.inspect = inspect
+        self.checked = 0
+        self.failures = []
+
+    def rows(self, folders, section):
+        out = subprocess.run([self.inspect, *folders, "--section", section, "--format", "json"],
+                             check=True, capture_output=True, text=True).stdout
+        return json.loads(out).get(section, [])
+
+    def close(self, what, mine, theirs):
+        self.checked += 1
+        if mine is None or theirs is None:
+            if mine is not None or theirs is not None:
+                self.failures.append(f"{what}: expected {mine}, xsa-inspect has {theirs}")
+            return
+        if abs(mine - theirs) > TOLERANCE * max(1.0, abs(mine)):
+            self.failures.append(f"{what}: expected {mine!r}, xsa-inspect has {theirs!r}")
+
+    def compare_group(self, what, row, pairs):
+        n, mean, low, high = interval([improvement(p) for p in pairs])
+        self.close(f"{what} n", n, row["n"])
+        self.close(f"{what} mean improvement %", mean, row["mean_improvement_pct"])
+        self.close(f"{what} improvement CI low", low, row.get("improvement_ci_low"))
+        self.close(f"{what} improvement CI high", high, row.get("improvement_ci_high"))
+        _, delta, _, _ = interval([p["variant"] - p["base"] for p in pairs])
+        self.close(f"{what} mean Δ", delta, row["mean_delta"])
+
+    def compare_trend(self, what, row, per_seed):
+        """per_seed: seed -> list of (x, improvement); only seeds with every x count."""
+        xs = set(x for pts in per_seed.values() for x, _ in pts)
+        slopes = [slope(pts) for pts in per_seed.values() if set(x for x, _ in pts) == xs]
+        n, mean, low, high = interval(slopes)
+        self.close(f"{what} n", n, row["n"])
+        self.close(f"{what} slope", mean, row["slope"])
+        self.close(f"{what} slope CI low", low, row.get("slope_ci_low"))
+        self.close(f"{what} slope CI high", high, row.get("slope_ci_high"))
+        self.close(f"{what} seeds falling", sum(s < 0 for s in slopes), row["falling"])
+
+
+def check_budget(checker, folders):
+    pairs = [p for f in folders for p in load_pairs(f)]
+    groups = defaultdict(list)
+    for p in pairs:
+        groups[(p["lambda"], p["steps"])].append(p)
+    rows = {(r["lambda"], r["steps"]): r for r in checker.rows(folders, "by_budget")}
+    if set(rows) != set(groups):
+        checker.failures.append(f"by_budget groups: expected {sorted(groups)}, xsa-inspect has {sorted(rows)}")
+    for key in sorted(set(rows) & set(groups)):
+        checker.compare_group(f"by_budget λ={key[0]} steps={key[1]}", rows[key], groups[key])
+
+    trends = {r["lambda"]: r for r in checker.rows(folders, "budget_trend")}
+    for lam in sorted(trends):
+        per_seed = defaultdict(list)
+        for p in pairs:
+            if p["lambda"] == lam:
+                per_seed[p["seed"]].append((p["steps"], improvement(p)))
+        checker.compare_trend(f"budget_trend λ={lam}", trends[lam], per_seed)
+    if "1" not in trends:
+        checker.failures.append("budget_trend: no row for λ=1")
+
+
+def check_lengths(checker, folder):
+    pairs = load_pairs(folder)
+    groups = defaultdict(list)
+    for p in pairs:
+        groups[(p["seq_len"], p["batch"])].append(p)
+    rows = {(r["seq_len"], r["batch_size"]): r for r in checker.rows([folder], "by_seq_len")}
+    if set(rows) != set(groups):
+        checker.failures.append(f"{folder} by_seq_len groups: expected {sorted(groups)}, has {sorted(rows)}")
+    for key in sorted(set(rows) & set(groups)):
+        checker.compare_group(f"{folder} by_seq_len T={key[0]} batch={key[1]}", rows[key], groups[key])
+
+    trends = checker.rows([folder], "seq_len_trend")
+    if len(trends) != 1:
+        checker.failures.append(f"{folder} seq_len_trend: expected 1 row, xsa-inspect has {len(trends)}")
+        return
+    per_seed = defaultdict(list)
+    for p in pairs:
+        per_seed[p["seed"]].append((p["seq_len"], improvement(p)))
+    checker.compare_trend(f"{folder} seq_len_trend", trends[0], per_seed)
+
+
+def check_lambda(checker, folder):
+    pairs = load_pairs(folder)
+    groups = defaultdict(list)
+    for p in pairs:
+        groups[p["lambda"]].append(p)
+    rows = {r["lambda"]: r for r in checker.rows([folder], "by_lambda")}
+    for lam in sorted(groups):
+        if lam not in rows:
+            checker.failures.append(f"{folder} by_lambda: no row for λ={lam}")
+            continue
+        checker.compare_group(f"{folder} by_lambda λ={lam}", rows[lam], groups[lam])
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__.strip().splitlines()[-1])
+    inspect, results = sys.argv[1], sys.argv[2]
+    budgets = [os.path.join(results, f) for f in ("budget_300", "budget_1200", "budget_2400")]
+    for folder in budgets + [os.path.join(results, f) for f in ("seqlen_tokens", "seqlen_fixed_batch", "lambda_lr")]:
+        if not os.path.isdir(folder):
+            sys.exit(f"check_findings: {folder}: no such folder")
+    checker = Checker(inspect)
+    check_budget(checker, budgets)
+    check_lengths(checker, os.path.join(results, "seqlen_tokens"))
+    check_lengths(checker, os.path.join(results, "seqlen_fixed_batch"))
+    check_lambda(checker, os.path.join(results, "budget_300"))
+    check_lambda(checker, os.path.join(results, "lambda_lr"))
+    for failure in checker.failures:
+        print("FAIL", failure)
+    print(f"check_findings: {checker.checked} values recomputed from {results}, {len(checker.failures)} differ")
+    sys.exit(1 if checker.failures else 0)
+
+
+if __name__ == "__main__":
+    main()
