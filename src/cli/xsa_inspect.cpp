@@ -22,12 +22,11 @@ struct InspectOptions {
 void setup_inspect_cli(CLI::App& app, InspectOptions& opt) {
   app.description(
       "Tables from xsa results: paired runs (final val loss ± SEM, Δ vs baseline, improvement %), "
-      "comparisons "
-      "grouped by λ, training budget and sequence length with a 95% Student t CI of the paired difference "
-      "over seeds, the trend of the gain with the budget and with sequence length (slope per doubling of "
-      "steps or of T, CI over seeds), bias metrics per layer and a verdict per group (better / worse / "
-      "within "
-      "noise; grows / shrinks with the budget or T / within noise for a trend; undefined below two seeds).\n"
+      "comparisons grouped by λ, training budget and sequence length with a 95% Student t CI of the paired "
+      "difference over seeds, the trend of the gain with the budget and with sequence length (slope per "
+      "doubling of steps or of T, CI over seeds), bias metrics per layer and a verdict per group (better / "
+      "worse / within noise; grows / shrinks with the budget or T / within noise for a trend; undefined "
+      "below two seeds).\n"
       "CSV: one block per section separated by blank lines; each block has a header row starting with "
       "\"section\" and each row repeats the section key (paired, by_lambda, by_budget, budget_trend, "
       "by_seq_len, seq_len_trend, eval_curve, bias_init, bias, learned_lambda, verdicts, notes).");
