@@ -6,8 +6,9 @@ readme.tables_match_results proves that the README's tables are what xsa-inspect
 xsa-inspect right on small fixtures. This closes the loop on the real data: straight from each results.json
 (runs' final validation losses, the config's steps, seq_len and batch), with its own pairing and Student t
 quantiles (scipy.stats.t.ppf(0.975, dof), written down below), it recomputes per group the number of seeds,
-the mean improvement % and its 95% CI, the mean Δ val loss, and per seed the slope of the improvement over
-log2 steps (budget) or log2 T (length), then compares with `xsa-inspect --format json`.
+the mean improvement % and its 95% CI, the mean Δ val loss, per seed the slope of the improvement over
+log2 steps (budget) or log2 T (length) and the change of the budget slope from the first interval to the last,
+then compares with `xsa-inspect --format json`.
 
 usage: check_findings.py XSA_INSPECT RESULTS_DIR
 """
@@ -140,6 +141,31 @@ def check_budget(checker, folders):
         checker.compare_trend(f"budget_trend λ={lam}", trends[lam], per_seed)
     if "1" not in trends:
         checker.failures.append("budget_trend: no row for λ=1")
+
+    # Change of the trend: per seed with every budget, the slope over the last interval minus the first's.
+    for row in checker.rows(folders, "budget_trend_change"):
+        lam = row["lambda"]
+        per_seed = defaultdict(dict)
+        for p in pairs:
+            if p["lambda"] == lam:
+                per_seed[p["seed"]][p["steps"]] = improvement(p)
+        budgets = sorted(set(b for at in per_seed.values() for b in at))
+        firsts, lasts = [], []
+        for at in per_seed.values():
+            if sorted(at) != budgets:
+                continue
+            u = [math.log2(b) for b in budgets]
+            y = [at[b] for b in budgets]
+            firsts.append((y[1] - y[0]) / (u[1] - u[0]))
+            lasts.append((y[-1] - y[-2]) / (u[-1] - u[-2]))
+        n, change, low, high = interval([b - a for a, b in zip(firsts, lasts)])
+        what = f"budget_trend_change λ={lam}"
+        checker.close(f"{what} n", n, row["n"])
+        checker.close(f"{what} first slope", sum(firsts) / n, row["first_slope"])
+        checker.close(f"{what} last slope", sum(lasts) / n, row["last_slope"])
+        checker.close(f"{what} change", change, row["change"])
+        checker.close(f"{what} change CI low", low, row.get("change_ci_low"))
+        checker.close(f"{what} change CI high", high, row.get("change_ci_high"))
 
 
 def check_lengths(checker, folder):

@@ -386,26 +386,42 @@ struct Trend {
   }
 };
 
+// A series' points per seed: for each seed that has every x, log2 x and its mean improvement % there, in
+// increasing x.
+struct SeedPoints {
+  std::set<std::int64_t> xs;                                               // the known x values of the series
+  std::vector<std::pair<std::vector<double>, std::vector<double>>> seeds;  // (log2 xs, improvements) per seed
+};
+
 template <typename XOf>
-Trend per_seed_trend(const std::vector<const Group*>& series, XOf x_of) {
-  Trend trend;
+SeedPoints complete_seeds(const std::vector<const Group*>& series, XOf x_of) {
+  SeedPoints out;
   std::map<std::uint64_t, std::map<std::int64_t, std::vector<double>>> by_seed;  // seed -> x -> improvements
   for (const Group* g : series) {
     const std::int64_t x = x_of(*g);
     if (x <= 0) continue;  // unknown (results without train.steps): no place on a log axis
-    trend.xs.insert(x);
+    out.xs.insert(x);
     for (const auto& p : g->pairs)
       if (const auto seed = pair_seed(p)) by_seed[*seed][x].push_back(p.comparison->improvement_pct);
   }
   for (const auto& [seed, at] : by_seed) {
-    if (at.size() != trend.xs.size()) continue;
-    std::vector<double> xs, ys;
+    if (at.size() != out.xs.size()) continue;
+    std::vector<double> log_xs, ys;
     for (const auto& [x, improvements] : at) {
-      xs.push_back(std::log2(static_cast<double>(x)));
+      log_xs.push_back(std::log2(static_cast<double>(x)));
       ys.push_back(mean(improvements));
     }
-    trend.slopes.push_back(least_squares_slope(xs, ys));
+    out.seeds.emplace_back(std::move(log_xs), std::move(ys));
   }
+  return out;
+}
+
+template <typename XOf>
+Trend per_seed_trend(const std::vector<const Group*>& series, XOf x_of) {
+  const SeedPoints points = complete_seeds(series, x_of);
+  Trend trend;
+  trend.xs = points.xs;
+  for (const auto& [log_xs, ys] : points.seeds) trend.slopes.push_back(least_squares_slope(log_xs, ys));
   trend.ci = paired_interval(trend.slopes);
   return trend;
 }
@@ -456,6 +472,24 @@ Table seq_len_trend_table(const std::vector<Group>& per_len) {
   return t;
 }
 
+// One series per group key without its budget (a variant at one length and batch), in per_len's order (by
+// length, then key), its groups in increasing budget.
+std::vector<std::pair<GroupKey, std::vector<const Group*>>> budget_series(const std::vector<Group>& per_len) {
+  std::vector<std::pair<GroupKey, std::vector<const Group*>>> series;
+  for (const auto& g : per_len) {
+    GroupKey k = g.key;
+    k.steps = 0;
+    auto same = [&](const auto& s) { return !(s.first < k) && !(k < s.first); };
+    auto it = std::find_if(series.begin(), series.end(), same);
+    if (it == series.end()) it = series.insert(series.end(), {k, {}});
+    it->second.push_back(&g);
+  }
+  for (auto& entry : series)
+    std::sort(entry.second.begin(), entry.second.end(),
+              [](const Group* a, const Group* b) { return a->key.steps < b->key.steps; });
+  return series;
+}
+
 // Does the gain survive longer training? The per-seed trend over the training budget (train.steps) at one
 // sequence length and batch. Seeds pair across budgets because a seed fixes the initial weights and the
 // order of the batches; only the schedule (warmup + cosine over the budget) and its length differ.
@@ -473,19 +507,7 @@ Table budget_trend_table(const std::vector<Group>& per_len) {
   for (auto& c :
        trend_columns("seeds whose gain falls with the budget", "improvement % per doubling of steps"))
     t.columns.push_back(c);
-  // One series per group key without its budget, in per_len's order (by length, then key).
-  std::vector<std::pair<GroupKey, std::vector<const Group*>>> series;
-  for (const auto& g : per_len) {
-    GroupKey k = g.key;
-    k.steps = 0;
-    auto same = [&](const auto& s) { return !(s.first < k) && !(k < s.first); };
-    auto it = std::find_if(series.begin(), series.end(), same);
-    if (it == series.end()) it = series.insert(series.end(), {k, {}});
-    it->second.push_back(&g);
-  }
-  for (auto& [key, groups] : series) {
-    std::sort(groups.begin(), groups.end(),
-              [](const Group* a, const Group* b) { return a->key.steps < b->key.steps; });
+  for (const auto& [key, groups] : budget_series(per_len)) {
     const Trend trend = per_seed_trend(groups, [](const Group& g) { return g.key.steps; });
     if (trend.xs.size() < 2) continue;  // one known budget: no trend to speak of
     std::vector<Cell> row = {key.baseline, key.label, *key.seq_len,
@@ -493,6 +515,55 @@ Table budget_trend_table(const std::vector<Group>& per_len) {
                              number_list(trend.xs)};
     for (auto& c : trend_cells(trend, "the budget")) row.push_back(std::move(c));
     t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+// Does the budget trend bend? With three or more budgets, per seed: the slope of its improvement between the
+// last two budgets minus the slope between the first two (each per doubling of steps), from the seeds that
+// have every budget; the mean change with a t CI over seeds. A gain that shrinks ever more slowly has a
+// negative first slope and a rising slope ("slope rises").
+Table budget_trend_change_table(const std::vector<Group>& per_len) {
+  Table t;
+  t.key = "budget_trend_change";
+  t.title =
+      "Change of the budget trend (per seed, slope over the last interval of budgets minus slope over the "
+      "first, per doubling of steps; 95% CI over seeds)";
+  t.empty_text = "_No variant has results at three or more training budgets._";
+  t.columns = {{"baseline", "baseline"},
+               {"lambda", "λ"},
+               {"seq_len", "seq_len"},
+               {"batch", "batch"},
+               {"budgets", "steps"},
+               {"n", "n"},
+               {"first_slope", "slope, first interval", 2, true},
+               {"last_slope", "slope, last interval", 2, true},
+               {"rising", "seeds whose slope rises"},
+               {"change", "change of slope", 2, true},
+               {"change_ci_low", "95% CI low", 2, true},
+               {"change_ci_high", "95% CI high", 2, true},
+               {"verdict", "verdict"}};
+  for (const auto& [key, groups] : budget_series(per_len)) {
+    const SeedPoints points = complete_seeds(groups, [](const Group& g) { return g.key.steps; });
+    if (points.xs.size() < 3) continue;  // one interval: nothing to compare
+    std::vector<double> first, last, change;
+    for (const auto& [log_xs, ys] : points.seeds) {
+      const std::size_t k = ys.size() - 1;
+      first.push_back((ys[1] - ys[0]) / (log_xs[1] - log_xs[0]));
+      last.push_back((ys[k] - ys[k - 1]) / (log_xs[k] - log_xs[k - 1]));
+      change.push_back(last.back() - first.back());
+    }
+    const PairedInterval ci = paired_interval(change);
+    const std::int64_t rising = std::count_if(change.begin(), change.end(), [](double c) { return c > 0; });
+    const std::string verdict = !ci.defined()  ? "undefined (n=" + std::to_string(ci.n) + ")"
+                                : *ci.low > 0  ? "slope rises"
+                                : *ci.high < 0 ? "slope falls"
+                                               : "within noise";
+    t.rows.push_back({key.baseline, key.label, *key.seq_len,
+                      key.batch_size.value_or(0) > 0 ? Cell(*key.batch_size) : Cell(), number_list(points.xs),
+                      static_cast<std::int64_t>(ci.n), change.empty() ? Cell() : Cell(mean(first)),
+                      change.empty() ? Cell() : Cell(mean(last)), rising,
+                      change.empty() ? Cell() : Cell(ci.mean), opt_cell(ci.low), opt_cell(ci.high), verdict});
   }
   return t;
 }
@@ -838,6 +909,7 @@ Report build_report(const std::vector<ExperimentResult>& experiments, const std:
   report.tables.push_back(by_lambda_table(pooled));
   report.tables.push_back(by_budget_table(pooled));
   report.tables.push_back(budget_trend_table(per_len));
+  report.tables.push_back(budget_trend_change_table(per_len));
   report.tables.push_back(by_seq_len_table(per_len));
   report.tables.push_back(seq_len_trend_table(per_len));
   report.tables.push_back(eval_curve_table(pooled));

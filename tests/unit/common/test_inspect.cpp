@@ -406,6 +406,67 @@ TEST(Report, BudgetTrendIsTheMeanPerSeedSlopePerDoublingOfSteps) {
   EXPECT_EQ(text(o, 0, "verdict"), "undefined (n=1)");
 }
 
+TEST(Report, BudgetTrendChangeIsTheLastIntervalsSlopeMinusTheFirstsPerSeed) {
+  // T = 128 at batch 32, improvements % at 300, 600, 1,200, 2,400 steps (one doubling apart), so a slope over
+  // an interval is the difference of the gains. Seed 1: 4, 3, 2.6, 2.4 -> first -1, last -0.2, change +0.8;
+  // seed 2: 5, 3.8, 3.0, 2.7 -> -1.2, -0.3, +0.9; seed 3: 4.5, 3.5, 3.1, 2.9 -> -1.0, -0.2, +0.8. Changes:
+  // mean 0.833333, sd 0.057735, SEM 0.033333, t_{0.975,2} = 4.302653 -> CI [0.689912, 0.976755]: the slope
+  // rises (the shrinking slows). First slopes mean -1.066667, last -0.233333. Seed 4 lacks 600 and 1,200:
+  // left out. The middle point (600 -> 1,200) is in neither interval.
+  auto at = [](std::int64_t steps, std::int64_t seq_len, std::uint64_t seed, double gain) {
+    ExperimentResult e = length_point(seq_len, 32, seed, gain);
+    e.config["train"]["steps"] = steps;
+    return e;
+  };
+  const double gains[3][4] = {{4, 3, 2.6, 2.4}, {5, 3.8, 3.0, 2.7}, {4.5, 3.5, 3.1, 2.9}};
+  std::vector<ExperimentResult> points;
+  for (std::uint64_t seed = 1; seed <= 3; ++seed)
+    for (int i = 0; i < 4; ++i) points.push_back(at(std::int64_t{300} << i, 128, seed, gains[seed - 1][i]));
+  points.push_back(at(300, 128, 4, 9.0));
+  points.push_back(at(2400, 128, 4, 1.0));
+  // T = 256: two budgets only, one interval: no row.
+  points.push_back(at(300, 256, 1, 1));
+  points.push_back(at(1200, 256, 1, 2));
+
+  const Report report = build_report(points);
+  const Table& t = report.table("budget_trend_change");
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(integer(t, 0, "seq_len"), 128);
+  EXPECT_EQ(text(t, 0, "budgets"), "300 600 1200 2400");
+  EXPECT_EQ(integer(t, 0, "n"), 3);
+  EXPECT_NEAR(num(t, 0, "first_slope"), -1.066667, 1e-6);
+  EXPECT_NEAR(num(t, 0, "last_slope"), -0.233333, 1e-6);
+  EXPECT_EQ(integer(t, 0, "rising"), 3);
+  EXPECT_NEAR(num(t, 0, "change"), 0.833333, 1e-6);
+  EXPECT_NEAR(num(t, 0, "change_ci_low"), 0.689912, 1e-6);
+  EXPECT_NEAR(num(t, 0, "change_ci_high"), 0.976755, 1e-6);
+  EXPECT_EQ(text(t, 0, "verdict"), "slope rises");
+
+  // Unequal intervals: 300 -> 1,200 is two doublings. Gains 3, 2, 1.5 give -0.5 and -0.5 (change 0); a
+  // steeper fall over the last interval (3, 2, 1) gives -0.5 and -1 (change -0.5). One seed: no CI.
+  auto three = [&](std::uint64_t seed, double a, double b, double c) {
+    return std::vector<ExperimentResult>{at(300, 128, seed, a), at(1200, 128, seed, b),
+                                         at(2400, 128, seed, c)};
+  };
+  const Report one_seed = build_report(three(1, 3, 2, 1.5));
+  const Table& flat = one_seed.table("budget_trend_change");
+  ASSERT_EQ(flat.rows.size(), 1u);
+  EXPECT_NEAR(num(flat, 0, "change"), 0.0, 1e-12);
+  EXPECT_EQ(integer(flat, 0, "rising"), 0);
+  EXPECT_TRUE(empty(flat, 0, "change_ci_low"));
+  EXPECT_EQ(text(flat, 0, "verdict"), "undefined (n=1)");
+  std::vector<ExperimentResult> steeper = three(1, 3, 2, 1);
+  for (auto& e : three(2, 4, 3, 1.9)) steeper.push_back(e);  // -0.5, -1.1: change -0.6
+  const Report two_seeds = build_report(steeper);
+  const Table& s = two_seeds.table("budget_trend_change");
+  ASSERT_EQ(s.rows.size(), 1u);
+  EXPECT_NEAR(num(s, 0, "change"), -0.55, 1e-12);
+  EXPECT_NEAR(num(s, 0, "last_slope"), -1.05, 1e-12);
+  // changes -0.5, -0.6: sd 0.070711, SEM 0.05, t_{0.975,1} = 12.706205 -> [-1.185310, +0.085310]: noise.
+  EXPECT_NEAR(num(s, 0, "change_ci_low"), -1.185310, 1e-5);
+  EXPECT_EQ(text(s, 0, "verdict"), "within noise");
+}
+
 TEST(Report, TheSameRunInTwoFoldersCountsOnce) {
   // Seeds 1 and 2 at T = 128 (improvements 2 and 4), then seed 1 again as another folder holds it (same
   // seed, same losses): n stays 2 and the mean 3, with a note naming both folders. A seed-1 run whose
@@ -757,9 +818,9 @@ TEST(InspectCli, CsvHasOneBlockPerSectionWithASectionColumn) {
       if (line.rfind("by_lambda,sa,1,", 0) == 0) xsa_row = line;
     }
   }
-  // paired, by_lambda, by_budget, budget_trend, by_seq_len, seq_len_trend, eval_curve, bias_init, bias,
-  // learned_lambda, verdicts, notes
-  ASSERT_EQ(headers.size(), 12u);
+  // paired, by_lambda, by_budget, budget_trend, budget_trend_change, by_seq_len, seq_len_trend, eval_curve,
+  // bias_init, bias, learned_lambda, verdicts, notes
+  ASSERT_EQ(headers.size(), 13u);
   EXPECT_EQ(headers[1],
             "section,baseline,lambda,steps,seq_lens,n,favouring,mean_improvement_pct,improvement_ci_low,"
             "improvement_ci_high,mean_delta,delta_ci_low,delta_ci_high,verdict");
