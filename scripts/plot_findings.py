@@ -6,13 +6,13 @@ Usage: scripts/plot_findings.py PATH... --out DIR [--lambda 1,0.5] [--only NAME,
 
 Runs `xsa-inspect PATH... --format json` and writes into DIR every figure whose section has rows:
   improvement_vs_budget.png  mean improvement % vs training steps (log axis) with 95% CI bars, per λ; the
-                             legend gives each λ's trend (budget_trend: % per doubling of steps, 95% CI)
+                             legend gives each λ's trend (budget_trend: points per doubling of steps, 95% CI)
   eval_delta_curve.png       paired Δ val loss (variant − baseline) along training with its 95% CI band,
                              per λ and budget
   improvement_vs_lambda.png  mean improvement % per λ (numbers, then learned / gate) with 95% CI bars, per
                              budget
   improvement_vs_seq_len.png mean improvement % vs T with 95% CI bars, per λ and tokens per step; the legend
-                             gives each line's trend (seq_len_trend: % per doubling of T, 95% CI)
+                             gives each line's trend (seq_len_trend: points per doubling of T, 95% CI)
   bias_init_vs_end.png       per layer: cos(y,v), cos(z,v), a_ii and value cosine of the baseline and the
                              variant, at initialisation and at the end (mean ± 95% CI over seeds)
 Exit code 2 with one line on bad input. Uses Debian's python3-matplotlib (/usr/bin/python3).
@@ -84,7 +84,8 @@ def finish(fig, ax, out, name, xlabel, ylabel, title, legend_size=None):
 def slope_text(t, unit):
     """A trend row (seq_len_trend or budget_trend) as a legend note: slope, CI and n."""
     ci = f" [{t['slope_ci_low']:+.2f}, {t['slope_ci_high']:+.2f}]" if t["slope_ci_low"] is not None else ""
-    return f"\n  {t['slope']:+.2f}%{ci} per doubling of {unit}, n={t['n']}"
+    # percentage points of improvement per doubling
+    return f"\n  {t['slope']:+.2f} pp{ci} per doubling of {unit}, n={t['n']}"
 
 
 def budget_trend_text(doc, row):

@@ -36,8 +36,8 @@ def inspect_json(inspect, folder):
 
 
 def check_note(check, what, legend, unit, want):
-    """The legend ends with '<slope>% [<low>, <high>] per doubling of <unit>, n=2' near the hand values."""
-    m = re.search(r"\n  ([+-]\d+\.\d\d)% \[([+-]\d+\.\d\d), ([+-]\d+\.\d\d)\] per doubling of " + unit + ", n=2$",
+    """The legend ends with '<slope> pp [<low>, <high>] per doubling of <unit>, n=2' near the hand values."""
+    m = re.search(r"\n  ([+-]\d+\.\d\d) pp \[([+-]\d+\.\d\d), ([+-]\d+\.\d\d)\] per doubling of " + unit + ", n=2$",
                   legend)
     check(m is not None, f"{what}: legend without its trend: {legend!r}")
     if m:
