@@ -29,8 +29,8 @@ void setup_inspect_cli(CLI::App& app, InspectOptions& opt) {
       "budget or T / within noise for a trend; undefined below two seeds).\n"
       "CSV: one block per section separated by blank lines; each block has a header row starting with "
       "\"section\" and each row repeats the section key (paired, by_lambda, by_budget, budget_trend, "
-      "budget_trend_change, "
-      "by_seq_len, seq_len_trend, eval_curve, bias_init, bias, learned_lambda, verdicts, notes).");
+      "budget_trend_change, by_seq_len, seq_len_trend, eval_curve, bias_init, bias, learned_lambda, "
+      "verdicts, notes).");
   app.add_option("paths", opt.paths, "results.json files or folders (searched recursively for results.json)")
       ->required();
   app.add_option("--format", opt.format, "output format")
@@ -38,8 +38,8 @@ void setup_inspect_cli(CLI::App& app, InspectOptions& opt) {
       ->capture_default_str();
   app.add_option("--section", opt.sections,
                  "only these sections, comma-separated, in this order (paired, by_lambda, by_budget, "
-                 "budget_trend, budget_trend_change, "
-                 "by_seq_len, seq_len_trend, eval_curve, bias_init, bias, learned_lambda, verdicts, notes)");
+                 "budget_trend, budget_trend_change, by_seq_len, seq_len_trend, eval_curve, bias_init, "
+                 "bias, learned_lambda, verdicts, notes)");
   app.add_option(
       "--lambda", opt.lambdas,
       "only the variants with these λ, comma-separated as the tables print them (e.g. 1,0.5,learned); "

@@ -368,6 +368,13 @@ double least_squares_slope(const std::vector<double>& xs, const std::vector<doub
   return sxy / sxx;
 }
 
+// The verdict on the interval of a signed statistic over seeds: `above` when the interval lies above 0,
+// `below` when below, else "within noise"; "undefined (n=K)" below two seeds.
+std::string sign_verdict(const PairedInterval& ci, const std::string& above, const std::string& below) {
+  if (!ci.defined()) return "undefined (n=" + std::to_string(ci.n) + ")";
+  return *ci.low > 0 ? above : *ci.high < 0 ? below : "within noise";
+}
+
 // A trend over seeds: per seed, the least-squares slope of its improvement % over log2 x (so the unit is "per
 // doubling of x"), from the seeds that have every x of the series, since a seed without every x would bias
 // the slope (two different runs of one seed at one x average); then the mean slope with a Student t interval
@@ -381,8 +388,7 @@ struct Trend {
   }
   // "grows with <what>" / "shrinks with <what>" / "within noise" / "undefined (n=K)"
   std::string verdict(const std::string& what) const {
-    if (!ci.defined()) return "undefined (n=" + std::to_string(ci.n) + ")";
-    return *ci.low > 0 ? "grows with " + what : *ci.high < 0 ? "shrinks with " + what : "within noise";
+    return sign_verdict(ci, "grows with " + what, "shrinks with " + what);
   }
 };
 
@@ -555,15 +561,12 @@ Table budget_trend_change_table(const std::vector<Group>& per_len) {
     }
     const PairedInterval ci = paired_interval(change);
     const std::int64_t rising = std::count_if(change.begin(), change.end(), [](double c) { return c > 0; });
-    const std::string verdict = !ci.defined()  ? "undefined (n=" + std::to_string(ci.n) + ")"
-                                : *ci.low > 0  ? "slope rises"
-                                : *ci.high < 0 ? "slope falls"
-                                               : "within noise";
     t.rows.push_back({key.baseline, key.label, *key.seq_len,
                       key.batch_size.value_or(0) > 0 ? Cell(*key.batch_size) : Cell(), number_list(points.xs),
                       static_cast<std::int64_t>(ci.n), change.empty() ? Cell() : Cell(mean(first)),
                       change.empty() ? Cell() : Cell(mean(last)), rising,
-                      change.empty() ? Cell() : Cell(ci.mean), opt_cell(ci.low), opt_cell(ci.high), verdict});
+                      change.empty() ? Cell() : Cell(ci.mean), opt_cell(ci.low), opt_cell(ci.high),
+                      sign_verdict(ci, "slope rises", "slope falls")});
   }
   return t;
 }
