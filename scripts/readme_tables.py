@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Keeps the README's result tables equal to what xsa-inspect prints from the committed results/.
 
-A generated block in README.md is delimited by two HTML comments; the first names the xsa-inspect arguments:
+A generated block in README.md is delimited by two HTML comments; the first names the tool and its arguments:
 
     <!-- xsa-inspect results/budget_300 results/budget_1200 --section by_budget -->
     | ... the markdown table xsa-inspect printed ... |
     <!-- /xsa-inspect -->
+
+The tools: `xsa-inspect` (the built executable, with `--format markdown`) and `science_compute`
+(scripts/science_compute.py, the compute the science sweeps used). Arguments are relative to the repository.
 
 `--check` (the CTest readme.tables_match_results) reruns every block's command and fails, showing a diff, when a
 block differs; `--update` rewrites the blocks. Section headings ("## ...") of xsa-inspect's output are left out
@@ -19,14 +22,20 @@ import shlex
 import subprocess
 import sys
 
-BLOCK = re.compile(r"(<!-- xsa-inspect (?P<args>[^\n]*?) -->\n)(?P<body>.*?)(<!-- /xsa-inspect -->)", re.S)
+BLOCK = re.compile(
+    r"(<!-- (?P<tool>xsa-inspect|science_compute) (?P<args>[^\n]*?) -->\n)(?P<body>.*?)(<!-- /(?P=tool) -->)", re.S)
 
 
-def inspect_output(exe, args, cwd):
-    cmd = [str(exe)] + shlex.split(args) + ["--format", "markdown"]
+def tool_command(tool, args, exe, root):
+    if tool == "science_compute":
+        return [sys.executable, str(root / "scripts" / "science_compute.py")] + shlex.split(args)
+    return [str(exe)] + shlex.split(args) + ["--format", "markdown"]
+
+
+def block_output(cmd, cwd):
     proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     if proc.returncode != 0:
-        sys.exit(f"readme_tables: error: `{' '.join(cmd)}` exited {proc.returncode}: {proc.stderr.strip()}")
+        sys.exit(f"readme_tables: error: `{shlex.join(cmd)}` exited {proc.returncode}: {proc.stderr.strip()}")
     lines = [l for l in proc.stdout.splitlines() if not l.startswith("## ")]
     while lines and not lines[0].strip():
         lines.pop(0)
@@ -40,8 +49,8 @@ def inspect_output(exe, args, cwd):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     mode = ap.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--check", action="store_true", help="fail if a block differs from xsa-inspect's output")
-    mode.add_argument("--update", action="store_true", help="rewrite the blocks from xsa-inspect's output")
+    mode.add_argument("--check", action="store_true", help="fail if a block differs from its command's output")
+    mode.add_argument("--update", action="store_true", help="rewrite the blocks from their commands' output")
     ap.add_argument("--readme", default=None, help="README path (default: the repository's README.md)")
     ap.add_argument("--inspect", default=None, help="xsa-inspect executable (default: build/xsa-inspect)")
     args = ap.parse_args()
@@ -54,14 +63,14 @@ def main():
     text = readme.read_text(encoding="utf-8")
     blocks = list(BLOCK.finditer(text))
     if not blocks:
-        sys.exit(f"readme_tables: error: {readme}: no <!-- xsa-inspect ... --> blocks found")
+        sys.exit(f"readme_tables: error: {readme}: no <!-- xsa-inspect ... --> or <!-- science_compute ... --> blocks found")
 
     failures = []
     out, pos = [], 0
     for m in blocks:
-        want = inspect_output(exe, m.group("args"), root)
+        want = block_output(tool_command(m.group("tool"), m.group("args"), exe, root), root)
         if m.group("body") != want:
-            failures.append((m.group("args"), m.group("body"), want))
+            failures.append((f'{m.group("tool")} {m.group("args")}', m.group("body"), want))
         out.append(text[pos:m.start("body")] + want)
         pos = m.end("body")
     out.append(text[pos:])
@@ -75,8 +84,8 @@ def main():
         print(f"readme_tables: {len(blocks)} blocks, {len(failures)} updated")
         return 0
     for cmd, have, want in failures:
-        print(f"README block `xsa-inspect {cmd}` differs from xsa-inspect's output:")
-        sys.stdout.writelines(difflib.unified_diff(have.splitlines(True), want.splitlines(True), "README", "xsa-inspect"))
+        print(f"README block `{cmd}` differs from the command's output:")
+        sys.stdout.writelines(difflib.unified_diff(have.splitlines(True), want.splitlines(True), "README", "command"))
     print(f"readme_tables: {len(blocks)} blocks checked, {len(failures)} differ")
     return 1 if failures else 0
 

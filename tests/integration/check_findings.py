@@ -122,6 +122,7 @@ class Checker:
 
 
 def check_budget(checker, folders):
+    tag = " ".join(os.path.basename(f) for f in folders)
     pairs = [p for f in folders for p in load_pairs(f)]
     groups = defaultdict(list)
     for p in pairs:
@@ -130,7 +131,7 @@ def check_budget(checker, folders):
     if set(rows) != set(groups):
         checker.failures.append(f"by_budget groups: expected {sorted(groups)}, xsa-inspect has {sorted(rows)}")
     for key in sorted(set(rows) & set(groups)):
-        checker.compare_group(f"by_budget λ={key[0]} steps={key[1]}", rows[key], groups[key])
+        checker.compare_group(f"[{tag}] by_budget λ={key[0]} steps={key[1]}", rows[key], groups[key])
 
     trends = {r["lambda"]: r for r in checker.rows(folders, "budget_trend")}
     for lam in sorted(trends):
@@ -138,9 +139,9 @@ def check_budget(checker, folders):
         for p in pairs:
             if p["lambda"] == lam:
                 per_seed[p["seed"]].append((p["steps"], improvement(p)))
-        checker.compare_trend(f"budget_trend λ={lam}", trends[lam], per_seed)
+        checker.compare_trend(f"[{tag}] budget_trend λ={lam}", trends[lam], per_seed)
     if "1" not in trends:
-        checker.failures.append("budget_trend: no row for λ=1")
+        checker.failures.append(f"[{tag}] budget_trend: no row for λ=1")
 
     # Change of the trend: per seed with every budget, the slope over the last interval minus the first's.
     for row in checker.rows(folders, "budget_trend_change"):
@@ -159,7 +160,7 @@ def check_budget(checker, folders):
             firsts.append((y[1] - y[0]) / (u[1] - u[0]))
             lasts.append((y[-1] - y[-2]) / (u[-1] - u[-2]))
         n, change, low, high = interval([b - a for a, b in zip(firsts, lasts)])
-        what = f"budget_trend_change λ={lam}"
+        what = f"[{tag}] budget_trend_change λ={lam}"
         checker.close(f"{what} n", n, row["n"])
         checker.close(f"{what} first slope", sum(firsts) / n, row["first_slope"])
         checker.close(f"{what} last slope", sum(lasts) / n, row["last_slope"])
@@ -212,6 +213,8 @@ def main():
             sys.exit(f"check_findings: {folder}: no such folder")
     checker = Checker(inspect)
     check_budget(checker, budgets)
+    check_budget(checker, budgets[:2])  # the README's trend over each interval alone
+    check_budget(checker, budgets[1:])
     check_lengths(checker, os.path.join(results, "seqlen_tokens"))
     check_lengths(checker, os.path.join(results, "seqlen_fixed_batch"))
     check_lambda(checker, os.path.join(results, "budget_300"))
