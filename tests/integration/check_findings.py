@@ -7,8 +7,9 @@ xsa-inspect right on small fixtures. This closes the loop on the real data: stra
 (runs' final validation losses, the config's steps, seq_len and batch), with its own pairing and Student t
 quantiles (scipy.stats.t.ppf(0.975, dof), written down below), it recomputes per group the number of seeds,
 the mean improvement % and its 95% CI, the mean Δ val loss, per seed the slope of the improvement over
-log2 steps (budget) or log2 T (length) and the change of the budget slope from the first interval to the last,
-then compares with `xsa-inspect --format json`.
+log2 steps (budget) or log2 T (length), the change of the budget slope from the first interval to the last and
+the paired change of every final bias metric between neighbouring budgets, then compares with
+`xsa-inspect --format json`.
 
 usage: check_findings.py XSA_INSPECT RESULTS_DIR
 """
@@ -47,8 +48,20 @@ def load_pairs(folder):
             pairs.append({"path": root, "seed": data["config"]["seed"], "steps": train["steps"],
                           "seq_len": data["config"]["data"]["seq_len"], "batch": train["batch_size"],
                           "lambda": lambda_label(run["variant_spec"], lr_scale), "base": base["final"]["val_loss"],
-                          "variant": run["final"]["val_loss"]})
+                          "variant": run["final"]["val_loss"], "base_bias": final_bias(base),
+                          "var_bias": final_bias(run)})
     return pairs
+
+
+BIAS_METRICS = ("cos_y_v", "cos_z_v", "attn_diag", "value_cos")
+
+
+def final_bias(run):
+    """The run's last bias measurement (highest step): layer -> metric -> value."""
+    if not run.get("bias"):
+        return {}
+    last = max(run["bias"], key=lambda b: b["step"])
+    return {layer["layer"]: {m: layer[m] for m in BIAS_METRICS} for layer in last["layers"]}
 
 
 def interval(values):
@@ -167,6 +180,23 @@ def check_budget(checker, folders):
         checker.close(f"{what} change", change, row["change"])
         checker.close(f"{what} change CI low", low, row.get("change_ci_low"))
         checker.close(f"{what} change CI high", high, row.get("change_ci_high"))
+
+    # Bias metrics between neighbouring budgets, paired by seed: final at the longer minus at the shorter.
+    for row in checker.rows(folders, "bias_budget_change"):
+        short, long = (int(b) for b in row["budgets"].split())
+        at = defaultdict(dict)  # seed -> steps -> pair
+        for p in pairs:
+            if p["lambda"] == row["lambda"] and p["steps"] in (short, long):
+                at[p["seed"]][p["steps"]] = p
+        what = f"[{tag}] bias_budget_change λ={row['lambda']} {short}->{long} layer {row['layer']}"
+        both = [s for s in at.values() if len(s) == 2]
+        checker.close(f"{what} n", len(both), row["n"])
+        for side, key in (("base", "base_bias"), ("var", "var_bias")):
+            for m in BIAS_METRICS:
+                changes = [s[long][key][row["layer"]][m] - s[short][key][row["layer"]][m] for s in both]
+                _, mean, low, high = interval(changes)
+                checker.close(f"{what} {side} Δ {m}", mean, row[f"{side}_{m}_change"])
+                checker.close(f"{what} {side} Δ {m} CI ±", (high - low) / 2, row[f"{side}_{m}_change_ci"])
 
 
 def check_lengths(checker, folder):

@@ -1,6 +1,7 @@
 #include "xsa/report/tables.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -691,6 +692,88 @@ Table bias_table(const std::vector<Group>& per_len, BiasMoment moment) {
   return t;
 }
 
+// How the bias metrics move with the training budget, paired by seed: for each two neighbouring budgets of a
+// series (as budget_trend forms them) and each layer, per seed that has both, the final metric at the longer
+// budget minus at the shorter, for the baseline and the variant; mean ± 95% t CI half-width over seeds. Seeds
+// pair across budgets as in budget_trend (same initial weights and batch order), so this is sharper than
+// comparing the two budgets' own intervals in the bias table.
+Table bias_budget_change_table(const std::vector<Group>& per_len) {
+  Table t;
+  t.key = "bias_budget_change";
+  t.title =
+      "Change of the bias metrics between neighbouring budgets (per seed, final at the longer budget "
+      "minus at the shorter; mean ± 95% CI over seeds)";
+  t.empty_text = "_No variant has bias metrics at two or more training budgets._";
+  t.columns = {{"baseline", "baseline"},
+               {"lambda", "λ"},
+               {"seq_len", "seq_len"},
+               {"batch", "batch"},
+               {"budgets", "steps"},
+               {"layer", "layer"},
+               {"n", "n"}};
+  for (const char* side : {"base", "var"})
+    for (const auto& m : kBiasMetrics) {
+      const std::string key = std::string(side) + "_" + m.key + "_change";
+      const std::string who = std::string(side) == "base" ? "base Δ " : "variant Δ ";
+      t.columns.push_back({key, who + m.label, 3, true, key + "_ci"});
+      t.columns.push_back({key + "_ci", who + m.label + " 95% CI ±", 3});
+    }
+  // side (0 base, 1 variant) -> metric -> values; PerSeed: seed -> layer -> that seed's pairs' values.
+  using Sides = std::array<std::array<std::vector<double>, kBiasMetricCount>, 2>;
+  using PerSeed = std::map<std::uint64_t, std::map<int, Sides>>;
+  auto final_bias = [](const Group& g) {
+    PerSeed out;
+    for (const auto& p : g.pairs) {
+      const auto seed = pair_seed(p);
+      if (!seed) continue;
+      const RunResult* runs[2] = {p.baseline, p.variant};
+      for (int side = 0; side < 2; ++side)
+        if (const BiasPoint* b = bias_at(*runs[side], BiasMoment::kFinal))
+          for (const auto& l : b->layers)
+            for (std::size_t m = 0; m < kBiasMetricCount; ++m)
+              out[*seed][l.layer][side][m].push_back(l.*kBiasMetrics[m].member);
+    }
+    return out;
+  };
+  for (const auto& [key, groups] : budget_series(per_len)) {
+    for (std::size_t i = 1; i < groups.size(); ++i) {
+      const Group& shorter = *groups[i - 1];
+      const Group& longer = *groups[i];
+      if (shorter.key.steps <= 0) continue;  // unknown budget: no neighbour to speak of
+      const PerSeed a = final_bias(shorter), b = final_bias(longer);
+      std::map<int, Sides> changes;  // layer -> per seed, longer minus shorter
+      for (const auto& [seed, layers_a] : a) {
+        const auto at_b = b.find(seed);
+        if (at_b == b.end()) continue;
+        for (const auto& [layer, sides_a] : layers_a) {
+          const auto layer_b = at_b->second.find(layer);
+          if (layer_b == at_b->second.end()) continue;
+          for (int side = 0; side < 2; ++side)
+            for (std::size_t m = 0; m < kBiasMetricCount; ++m)
+              if (!sides_a[side][m].empty() && !layer_b->second[side][m].empty())
+                changes[layer][side][m].push_back(mean(layer_b->second[side][m]) - mean(sides_a[side][m]));
+        }
+      }
+      for (const auto& [layer, sides] : changes) {
+        std::vector<Cell> row = {key.baseline,
+                                 key.label,
+                                 *key.seq_len,
+                                 key.batch_size.value_or(0) > 0 ? Cell(*key.batch_size) : Cell(),
+                                 std::to_string(shorter.key.steps) + " " + std::to_string(longer.key.steps),
+                                 static_cast<std::int64_t>(layer),
+                                 static_cast<std::int64_t>(sides[1][0].size())};
+        for (int side = 0; side < 2; ++side)
+          for (std::size_t m = 0; m < kBiasMetricCount; ++m) {
+            row.push_back(avg(sides[side][m]));
+            row.push_back(ci_half_width(sides[side][m]));
+          }
+        t.rows.push_back(std::move(row));
+      }
+    }
+  }
+  return t;
+}
+
 // Per layer and head of the learned-λ and gate variants: the final λ (gate value), mean ± sample SD over
 // seeds, and the layer's mean over heads.
 Table learned_lambda_table(const std::vector<Group>& per_len) {
@@ -918,6 +1001,7 @@ Report build_report(const std::vector<ExperimentResult>& experiments, const std:
   report.tables.push_back(eval_curve_table(pooled));
   report.tables.push_back(bias_table(per_len, BiasMoment::kInit));
   report.tables.push_back(bias_table(per_len, BiasMoment::kFinal));
+  report.tables.push_back(bias_budget_change_table(per_len));
   report.tables.push_back(learned_lambda_table(per_len));
   report.tables.push_back(verdict_table(pooled, per_len));
   report.tables.push_back(notes_table(all_notes));

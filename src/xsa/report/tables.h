@@ -39,9 +39,9 @@ struct Column {
 };
 
 struct Table {
-  std::string
-      key;  // "paired", "by_lambda", "by_budget", "budget_trend", "budget_trend_change", "by_seq_len",
-            // "seq_len_trend", "eval_curve", "bias_init", "bias", "learned_lambda", "verdicts", "notes"
+  std::string key;  // "paired", "by_lambda", "by_budget", "budget_trend", "budget_trend_change",
+                    // "by_seq_len", "seq_len_trend", "eval_curve", "bias_init", "bias", "bias_budget_change",
+                    // "learned_lambda", "verdicts", "notes"
   std::string title;       // markdown section heading
   std::string empty_text;  // markdown text when there are no rows
   bool as_list = false;    // markdown renders the "text" column as a bullet list instead of a table

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -668,6 +669,59 @@ TEST(Report, BiasAtInitAndLearnedLambdaPerHead) {
   EXPECT_NE(csv.find("head_0_sd"), std::string::npos) << csv;
 }
 
+TEST(Report, BiasBudgetChangeIsPairedBySeedBetweenNeighbouringBudgets) {
+  // Layer 0's final bias (step = steps; an init point at step 0 must not be used) at 100, 200 and 400 steps.
+  // (cos(y,v), attn_diag, value_cos) per seed and budget, for the variant; the baseline's attn_diag is 0.1 at
+  // 100 steps and 0.15 at 200 in both seeds (change +0.05, zero spread).
+  //   seed 1: 100 (0.5, 0.2, 0.4)  200 (0.7, 0.25, 0.4)  400 (0.7, 0.3, 0.3)
+  //   seed 2: 100 (0.6, 0.2, 0.4)  200 (0.9, 0.25, 0.5)  400 (0.9, 0.3, 0.3)
+  //   seed 3: 100 only (5, 5, 5): it has no neighbour, so it is in neither interval.
+  // 100 -> 200: Δ cos(y,v) = 0.2, 0.3 -> mean 0.25, sd 0.0707107, SEM 0.05, ± t_{0.975,1} * 0.05 = 0.635310.
+  // 200 -> 400: Δ value_cos = -0.1, -0.2 -> mean -0.15 ± 0.635310; Δ attn_diag = 0.05, 0.05 -> ± 0.
+  struct At {
+    double cos, diag, vcos;
+  };
+  const std::map<std::int64_t, std::vector<At>> var = {{100, {{0.5, 0.2, 0.4}, {0.6, 0.2, 0.4}, {5, 5, 5}}},
+                                                       {200, {{0.7, 0.25, 0.4}, {0.9, 0.25, 0.5}}},
+                                                       {400, {{0.7, 0.3, 0.3}, {0.9, 0.3, 0.3}}}};
+  std::vector<ExperimentResult> ex;
+  for (const auto& [steps, seeds] : var)
+    for (std::size_t s = 0; s < seeds.size(); ++s) {
+      ExperimentResult e =
+          budget_experiment(static_cast<std::int64_t>(s) + 1, steps, "xsa", {9, 4, 3}, {9, 4, 2.9}, 2.9, 2.8);
+      const double base_diag = steps == 100 ? 0.1 : 0.15;
+      const LayerBias init{0, 9, 9, 9, 9, {}};
+      e.runs[0].bias = {{0, {init}}, {steps, {LayerBias{0, 0.3, 0.3, base_diag, 0.2, {}}}}};
+      e.runs[1].bias = {{0, {init}},
+                        {steps, {LayerBias{0, seeds[s].cos, 0.0, seeds[s].diag, seeds[s].vcos, {}}}}};
+      ex.push_back(e);
+    }
+  const Report r = build_report(ex);
+  const Table& t = r.table("bias_budget_change");
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(text(t, 0, "budgets"), "100 200");
+  EXPECT_EQ(integer(t, 0, "layer"), 0);
+  EXPECT_EQ(integer(t, 0, "n"), 2);
+  EXPECT_NEAR(num(t, 0, "var_cos_y_v_change"), 0.25, 1e-12);
+  EXPECT_NEAR(num(t, 0, "var_cos_y_v_change_ci"), 0.635310, 1e-6);
+  EXPECT_NEAR(num(t, 0, "var_cos_z_v_change"), 0.0, 1e-12);
+  EXPECT_NEAR(num(t, 0, "base_attn_diag_change"), 0.05, 1e-12);
+  EXPECT_NEAR(num(t, 0, "base_attn_diag_change_ci"), 0.0, 1e-9);
+  EXPECT_NEAR(num(t, 0, "base_cos_y_v_change"), 0.0, 1e-12);
+  EXPECT_EQ(text(t, 1, "budgets"), "200 400");
+  EXPECT_NEAR(num(t, 1, "var_value_cos_change"), -0.15, 1e-12);
+  EXPECT_NEAR(num(t, 1, "var_value_cos_change_ci"), 0.635310, 1e-6);
+  EXPECT_NEAR(num(t, 1, "var_attn_diag_change"), 0.05, 1e-12);
+  EXPECT_NEAR(num(t, 1, "var_attn_diag_change_ci"), 0.0, 1e-9);
+
+  // One budget: no neighbour, no row.
+  const Report one = build_report({ex[0], ex[1]});
+  EXPECT_TRUE(one.table("bias_budget_change").rows.empty());
+  // Markdown signs the changes and folds the ±: "+0.250 ± 0.635".
+  const std::string md = render_markdown(select_sections(r, "bias_budget_change"));
+  EXPECT_NE(md.find("| +0.250 ± 0.635 |"), std::string::npos) << md;
+}
+
 TEST(Report, SelectSectionsKeepsOrderAndRejectsUnknownKeys) {
   const Report r = fixture_report();
   const Report two = select_sections(r, "bias,by_lambda");
@@ -819,8 +873,8 @@ TEST(InspectCli, CsvHasOneBlockPerSectionWithASectionColumn) {
     }
   }
   // paired, by_lambda, by_budget, budget_trend, budget_trend_change, by_seq_len, seq_len_trend, eval_curve,
-  // bias_init, bias, learned_lambda, verdicts, notes
-  ASSERT_EQ(headers.size(), 13u);
+  // bias_init, bias, bias_budget_change, learned_lambda, verdicts, notes
+  ASSERT_EQ(headers.size(), 14u);
   EXPECT_EQ(headers[1],
             "section,baseline,lambda,steps,seq_lens,n,favouring,mean_improvement_pct,improvement_ci_low,"
             "improvement_ci_high,mean_delta,delta_ci_low,delta_ci_high,verdict");
