@@ -181,23 +181,40 @@ def check_budget(checker, folders):
         checker.close(f"{what} change CI low", low, row.get("change_ci_low"))
         checker.close(f"{what} change CI high", high, row.get("change_ci_high"))
 
-    # Bias metrics between neighbouring budgets, paired by seed: final at the longer minus at the shorter.
+    # Bias metrics between neighbouring budgets, paired by seed: final at the longer minus at the shorter. The
+    # expected rows come from the data (every series' neighbouring budgets × the layers measured by both runs of
+    # a seed at both), so a row xsa-inspect leaves out fails as much as a wrong value.
+    series = defaultdict(lambda: defaultdict(dict))  # (λ, seq_len, batch) -> seed -> steps -> pair
+    for p in pairs:
+        series[(p["lambda"], p["seq_len"], p["batch"])][p["seed"]][p["steps"]] = p
+    expected = {}  # (λ, seq_len, batch, shorter, longer, layer) -> [seeds' pairs at (shorter, longer)]
+    for (lam, seq_len, batch), seeds in series.items():
+        budgets = sorted(set(b for at in seeds.values() for b in at))
+        for short, long in zip(budgets, budgets[1:]):
+            for at in seeds.values():
+                if short not in at or long not in at:
+                    continue
+                ends = (at[short], at[long])
+                layers = set.intersection(*(set(e[k]) for e in ends for k in ("base_bias", "var_bias")))
+                for layer in layers:
+                    expected.setdefault((lam, seq_len, batch, short, long, layer), []).append(ends)
+    change_rows = {}
     for row in checker.rows(folders, "bias_budget_change"):
         short, long = (int(b) for b in row["budgets"].split())
-        at = defaultdict(dict)  # seed -> steps -> pair
-        for p in pairs:
-            if p["lambda"] == row["lambda"] and p["steps"] in (short, long):
-                at[p["seed"]][p["steps"]] = p
-        what = f"[{tag}] bias_budget_change λ={row['lambda']} {short}->{long} layer {row['layer']}"
-        both = [s for s in at.values() if len(s) == 2]
+        change_rows[(row["lambda"], row["seq_len"], row["batch"], short, long, row["layer"])] = row
+    if set(change_rows) != set(expected):
+        checker.failures.append(f"[{tag}] bias_budget_change rows: expected {sorted(expected)}, "
+                                f"xsa-inspect has {sorted(change_rows)}")
+    for key in sorted(set(change_rows) & set(expected)):
+        row, both, layer = change_rows[key], expected[key], key[5]
+        what = f"[{tag}] bias_budget_change λ={key[0]} T={key[1]} {key[3]}->{key[4]} layer {layer}"
         checker.close(f"{what} n", len(both), row["n"])
-        for side, key in (("base", "base_bias"), ("var", "var_bias")):
+        for side, bias in (("base", "base_bias"), ("var", "var_bias")):
             for m in BIAS_METRICS:
-                changes = [s[long][key][row["layer"]][m] - s[short][key][row["layer"]][m] for s in both]
-                _, mean, low, high = interval(changes)
+                _, mean, low, high = interval([e[bias][layer][m] - s[bias][layer][m] for s, e in both])
                 checker.close(f"{what} {side} Δ {m}", mean, row[f"{side}_{m}_change"])
-                checker.close(f"{what} {side} Δ {m} CI ±", (high - low) / 2, row[f"{side}_{m}_change_ci"])
-
+                half = None if low is None else (high - low) / 2
+                checker.close(f"{what} {side} Δ {m} CI ±", half, row[f"{side}_{m}_change_ci"])
 
 def check_lengths(checker, folder):
     pairs = load_pairs(folder)

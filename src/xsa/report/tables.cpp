@@ -703,7 +703,9 @@ Table bias_budget_change_table(const std::vector<Group>& per_len) {
   t.title =
       "Change of the bias metrics between neighbouring budgets (per seed, final at the longer budget "
       "minus at the shorter; mean ± 95% CI over seeds)";
-  t.empty_text = "_No variant has bias metrics at two or more training budgets._";
+  t.empty_text =
+      "_No seed has bias metrics of both the baseline and the variant at two neighbouring known training "
+      "budgets._";
   t.columns = {{"baseline", "baseline"},
                {"lambda", "λ"},
                {"seq_len", "seq_len"},
@@ -741,17 +743,19 @@ Table bias_budget_change_table(const std::vector<Group>& per_len) {
       const Group& longer = *groups[i];
       if (shorter.key.steps <= 0) continue;  // unknown budget: no neighbour to speak of
       const PerSeed a = final_bias(shorter), b = final_bias(longer);
+      // A seed counts for a layer only when both runs measured it at both budgets, so n describes every
+      // column.
+      auto measured = [](const Sides& sides) { return !sides[0][0].empty() && !sides[1][0].empty(); };
       std::map<int, Sides> changes;  // layer -> per seed, longer minus shorter
       for (const auto& [seed, layers_a] : a) {
         const auto at_b = b.find(seed);
         if (at_b == b.end()) continue;
         for (const auto& [layer, sides_a] : layers_a) {
           const auto layer_b = at_b->second.find(layer);
-          if (layer_b == at_b->second.end()) continue;
+          if (layer_b == at_b->second.end() || !measured(sides_a) || !measured(layer_b->second)) continue;
           for (int side = 0; side < 2; ++side)
             for (std::size_t m = 0; m < kBiasMetricCount; ++m)
-              if (!sides_a[side][m].empty() && !layer_b->second[side][m].empty())
-                changes[layer][side][m].push_back(mean(layer_b->second[side][m]) - mean(sides_a[side][m]));
+              changes[layer][side][m].push_back(mean(layer_b->second[side][m]) - mean(sides_a[side][m]));
         }
       }
       for (const auto& [layer, sides] : changes) {

@@ -696,9 +696,34 @@ TEST(Report, BiasBudgetChangeIsPairedBySeedBetweenNeighbouringBudgets) {
                         {steps, {LayerBias{0, seeds[s].cos, 0.0, seeds[s].diag, seeds[s].vcos, {}}}}};
       ex.push_back(e);
     }
-  const Report r = build_report(ex);
+  // Left out, as they would shift the means: seed 4, whose baseline has no bias at 200 steps (variant Δ
+  // cos(y,v) +10), and a seed-1 result without train.steps (unknown budget: never a neighbour).
+  ExperimentResult one_sided_100 = budget_experiment(4, 100, "xsa", {9, 4, 3}, {9, 4, 2.9}, 2.9, 2.8);
+  ExperimentResult one_sided_200 = budget_experiment(4, 200, "xsa", {9, 4, 3}, {9, 4, 2.9}, 2.9, 2.8);
+  one_sided_100.runs[0].bias = {{100, {LayerBias{0, 0.3, 0.3, 0.1, 0.2, {}}}}};
+  one_sided_100.runs[1].bias = {{100, {LayerBias{0, 0.0, 0.0, 0.2, 0.4, {}}}}};
+  one_sided_200.runs[1].bias = {{200, {LayerBias{0, 10.0, 0.0, 0.2, 0.4, {}}}}};
+  ExperimentResult unknown = ex[0];
+  unknown.config["train"].erase("steps");
+  unknown.runs[1].bias = {{50, {LayerBias{0, -20, 0, -20, -20, {}}}}};
+  std::vector<ExperimentResult> all = ex;
+  for (const auto& e : {one_sided_100, one_sided_200, unknown}) all.push_back(e);
+  // A second layer in seeds 1 and 2 at 100 and 200 steps: the variant's cos(y,v) is 0.1 at 100 steps and 0.2
+  // at 200 (Δ +0.1 in both seeds, ± 0), the baseline's 0.
+  for (auto& e : all) {
+    const auto steps = e.config["train"].value("steps", std::int64_t{0});
+    if (e.seed > 2 || (steps != 100 && steps != 200)) continue;
+    for (auto& run : e.runs)
+      run.bias.back().layers.push_back({1, run.variant == "xsa" ? steps / 1000.0 : 0.0, 0, 0, 0, {}});
+  }
+  const Report r = build_report(all);
   const Table& t = r.table("bias_budget_change");
-  ASSERT_EQ(t.rows.size(), 2u);
+  ASSERT_EQ(t.rows.size(), 3u);  // 100 -> 200 layers 0 and 1, 200 -> 400 layer 0; no "0 100" row
+  EXPECT_EQ(text(t, 1, "budgets"), "100 200");
+  EXPECT_EQ(integer(t, 1, "layer"), 1);
+  EXPECT_EQ(integer(t, 1, "n"), 2);
+  EXPECT_NEAR(num(t, 1, "var_cos_y_v_change"), 0.1, 1e-12);
+  EXPECT_NEAR(num(t, 1, "var_cos_y_v_change_ci"), 0.0, 1e-9);
   EXPECT_EQ(text(t, 0, "budgets"), "100 200");
   EXPECT_EQ(integer(t, 0, "layer"), 0);
   EXPECT_EQ(integer(t, 0, "n"), 2);
@@ -708,11 +733,12 @@ TEST(Report, BiasBudgetChangeIsPairedBySeedBetweenNeighbouringBudgets) {
   EXPECT_NEAR(num(t, 0, "base_attn_diag_change"), 0.05, 1e-12);
   EXPECT_NEAR(num(t, 0, "base_attn_diag_change_ci"), 0.0, 1e-9);
   EXPECT_NEAR(num(t, 0, "base_cos_y_v_change"), 0.0, 1e-12);
-  EXPECT_EQ(text(t, 1, "budgets"), "200 400");
-  EXPECT_NEAR(num(t, 1, "var_value_cos_change"), -0.15, 1e-12);
-  EXPECT_NEAR(num(t, 1, "var_value_cos_change_ci"), 0.635310, 1e-6);
-  EXPECT_NEAR(num(t, 1, "var_attn_diag_change"), 0.05, 1e-12);
-  EXPECT_NEAR(num(t, 1, "var_attn_diag_change_ci"), 0.0, 1e-9);
+  EXPECT_EQ(text(t, 2, "budgets"), "200 400");
+  EXPECT_EQ(integer(t, 2, "n"), 2);
+  EXPECT_NEAR(num(t, 2, "var_value_cos_change"), -0.15, 1e-12);
+  EXPECT_NEAR(num(t, 2, "var_value_cos_change_ci"), 0.635310, 1e-6);
+  EXPECT_NEAR(num(t, 2, "var_attn_diag_change"), 0.05, 1e-12);
+  EXPECT_NEAR(num(t, 2, "var_attn_diag_change_ci"), 0.0, 1e-9);
 
   // One budget: no neighbour, no row.
   const Report one = build_report({ex[0], ex[1]});
