@@ -12,7 +12,7 @@ The tools: `xsa-inspect` (the built executable, with `--format markdown`) and `s
 
 `--check` (the CTest readme.tables_match_results) reruns every block's command and fails, showing a diff, when a
 block differs; `--update` rewrites the blocks. Section headings ("## ...") of xsa-inspect's output are left out
-so the README keeps its own headings. Standard library only: runs under any python3.
+so the README keeps its own headings. Standard library only: runs under any python3 from 3.8 on.
 """
 import argparse
 import difflib
@@ -22,8 +22,23 @@ import shlex
 import subprocess
 import sys
 
-BLOCK = re.compile(
-    r"(<!-- (?P<tool>xsa-inspect|science_compute) (?P<args>[^\n]*?) -->\n)(?P<body>.*?)(<!-- /(?P=tool) -->)", re.S)
+TOOLS = r"xsa-inspect|science_compute"
+# A block's body never holds another marker, so a missing or mistyped closing marker cannot swallow the next
+# block: the opening marker is then left unmatched, which validate_markers reports.
+BLOCK = re.compile(r"(<!-- (?P<tool>" + TOOLS + r")(?: (?P<args>[^\n]*?))? -->\n)"
+                   r"(?P<body>(?:(?!<!--).)*?)(<!-- /(?P=tool) -->)", re.S)
+MARKER = re.compile(r"<!-- /?(?:" + TOOLS + r")(?: [^\n]*?)? -->")
+
+
+def validate_markers(text, blocks, readme):
+    """Every opening and closing marker must belong to a block: a stray one is a typo that would leave a table
+    unchecked."""
+    in_blocks = {m.start(1) for m in blocks} | {m.start(5) for m in blocks}
+    for marker in MARKER.finditer(text):
+        if marker.start() not in in_blocks:
+            line = text.count("\n", 0, marker.start()) + 1
+            sys.exit(f"readme_tables: error: {readme}:{line}: `{marker.group(0)}` opens or closes no block "
+                     "(each opening marker needs its own closing marker, with only the table between)")
 
 
 def tool_command(tool, args, exe, root):
@@ -63,14 +78,17 @@ def main():
     text = readme.read_text(encoding="utf-8")
     blocks = list(BLOCK.finditer(text))
     if not blocks:
-        sys.exit(f"readme_tables: error: {readme}: no <!-- xsa-inspect ... --> or <!-- science_compute ... --> blocks found")
+        sys.exit(f"readme_tables: error: {readme}: no <!-- xsa-inspect ... --> or <!-- science_compute ... --> "
+                 "blocks found")
+    validate_markers(text, blocks, readme)
 
     failures = []
     out, pos = [], 0
     for m in blocks:
-        want = block_output(tool_command(m.group("tool"), m.group("args"), exe, root), root)
+        tool, tool_args = m.group("tool"), m.group("args") or ""
+        want = block_output(tool_command(tool, tool_args, exe, root), root)
         if m.group("body") != want:
-            failures.append((f'{m.group("tool")} {m.group("args")}', m.group("body"), want))
+            failures.append((f"{tool} {tool_args}".strip(), m.group("body"), want))
         out.append(text[pos:m.start("body")] + want)
         pos = m.end("body")
     out.append(text[pos:])

@@ -1,14 +1,15 @@
-# Every results table in README.md is a block that names its xsa-inspect command; the blocks must equal what
-# that command prints from the committed results/ (no hand-copied numbers). scripts/readme_tables.py --update
-# regenerates them.
+# Every results table in README.md is a block that names its command (xsa-inspect, or scripts/science_compute.py
+# for the compute table); the blocks must equal what that command prints from the committed results/ (no
+# hand-copied numbers). scripts/readme_tables.py --update regenerates them.
 add_test(NAME readme.tables_match_results
   COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/readme_tables.py --check
     --readme ${CMAKE_SOURCE_DIR}/README.md --inspect $<TARGET_FILE:xsa-inspect>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 
 # The headline statistics recomputed without xsa-inspect: straight from each committed results.json (final val
-# losses, config), with its own pairing, t quantiles and least-squares slopes, the n, mean improvement, 95% CI
-# and mean Δ of every budget, length and λ group and the budget and length trends must equal xsa-inspect's.
+# losses, bias metrics, config), with its own pairing, t quantiles and least-squares slopes, the n, mean
+# improvement, 95% CI and mean Δ of every budget, length and λ group, the budget and length trends, the change of
+# the budget trend and the paired bias changes between budgets must equal xsa-inspect's.
 add_test(NAME readme.findings_recomputed
   COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/check_findings.py $<TARGET_FILE:xsa-inspect>
     ${CMAKE_SOURCE_DIR}/results)
@@ -22,3 +23,12 @@ add_test(NAME readme.tables_check_catches_an_edit
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(readme.tables_check_catches_an_edit PROPERTIES
   PASS_REGULAR_EXPRESSION "README block `science_compute tests/fixtures/report` differs[^\n]*\n.*\\+\\| budget \\| 4 \\| 8 \\| 1\\.0M.*readme_tables: 2 blocks checked, 1 differ")
+
+# A closing marker of the wrong tool is a typo that would leave the table unchecked: a one-line error naming the
+# file, line and marker (PASS_REGULAR_EXPRESSION ignores the exit code; the message is the assertion).
+add_test(NAME readme.tables_rejects_a_stray_marker
+  COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/readme_tables.py --check
+    --readme ${CMAKE_SOURCE_DIR}/tests/fixtures/readme/stray_marker.md --inspect $<TARGET_FILE:xsa-inspect>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(readme.tables_rejects_a_stray_marker PROPERTIES
+  PASS_REGULAR_EXPRESSION "stray_marker.md:6: `<!-- xsa-inspect tests/fixtures/report/budget --section by_budget -->` opens or closes no block")
