@@ -15,20 +15,22 @@ add_test(NAME readme.findings_recomputed
     ${CMAKE_SOURCE_DIR}/results)
 
 # The check itself catches a hand edit: in fixtures/readme/README.md the xsa-inspect block is what xsa-inspect
-# prints and the science_compute block has one number changed, so --check must report exactly one differing block
-# (and exit 1, which PASS_REGULAR_EXPRESSION ignores; the count is the assertion).
+# prints and the science_compute block has one number changed, so --check must report exactly that block and exit
+# 1 (PASS_REGULAR_EXPRESSION ignores the exit code, so the shell prints it for the pattern to match).
 add_test(NAME readme.tables_check_catches_an_edit
-  COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/readme_tables.py --check
-    --readme ${CMAKE_SOURCE_DIR}/tests/fixtures/readme/README.md --inspect $<TARGET_FILE:xsa-inspect>
+  COMMAND sh -c "/usr/bin/python3 \"$0\" --check --readme \"$1\" --inspect \"$2\"; echo \"exit code $?\""
+    ${CMAKE_SOURCE_DIR}/scripts/readme_tables.py ${CMAKE_SOURCE_DIR}/tests/fixtures/readme/README.md
+    $<TARGET_FILE:xsa-inspect>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(readme.tables_check_catches_an_edit PROPERTIES
-  PASS_REGULAR_EXPRESSION "README block `science_compute tests/fixtures/report` differs[^\n]*\n.*\\+\\| budget \\| 4 \\| 8 \\| 1\\.0M.*readme_tables: 2 blocks checked, 1 differ")
+  PASS_REGULAR_EXPRESSION "README block `science_compute tests/fixtures/report` differs[^\n]*\n.*\\+\\| budget \\| 4 \\| 8 \\| 1\\.0M.*readme_tables: 2 blocks checked, 1 differ\nexit code 1\n")
 
 # A closing marker of the wrong tool is a typo that would leave the table unchecked: a one-line error naming the
-# file, line and marker (PASS_REGULAR_EXPRESSION ignores the exit code; the message is the assertion).
+# file, line and marker, and exit 1.
 add_test(NAME readme.tables_rejects_a_stray_marker
-  COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/readme_tables.py --check
-    --readme ${CMAKE_SOURCE_DIR}/tests/fixtures/readme/stray_marker.md --inspect $<TARGET_FILE:xsa-inspect>
+  COMMAND sh -c "/usr/bin/python3 \"$0\" --check --readme \"$1\" --inspect \"$2\" 2>&1; echo \"exit code $?\""
+    ${CMAKE_SOURCE_DIR}/scripts/readme_tables.py ${CMAKE_SOURCE_DIR}/tests/fixtures/readme/stray_marker.md
+    $<TARGET_FILE:xsa-inspect>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(readme.tables_rejects_a_stray_marker PROPERTIES
-  PASS_REGULAR_EXPRESSION "stray_marker.md:6: `<!-- xsa-inspect tests/fixtures/report/budget --section by_budget -->` opens or closes no block")
+  PASS_REGULAR_EXPRESSION "stray_marker.md:6: `<!-- xsa-inspect tests/fixtures/report/budget --section by_budget -->` opens or closes no block[^\n]*\nexit code 1\n")
