@@ -12,6 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
 
 #include "xsa/report/stats.h"
 #include "xsa/util/error.h"
@@ -497,6 +498,21 @@ std::vector<std::pair<GroupKey, std::vector<const Group*>>> budget_series(const 
   return series;
 }
 
+// The columns that name a budget series and the budgets a row covers, first in every table over
+// budget_series.
+std::vector<Column> budget_series_columns() {
+  return {{"baseline", "baseline"},
+          {"lambda", "λ"},
+          {"seq_len", "seq_len"},
+          {"batch", "batch"},
+          {"budgets", "steps"}};
+}
+
+std::vector<Cell> budget_series_cells(const GroupKey& key, const std::string& budgets) {
+  return {key.baseline, key.label, *key.seq_len,
+          key.batch_size.value_or(0) > 0 ? Cell(*key.batch_size) : Cell(), budgets};
+}
+
 // Does the gain survive longer training? The per-seed trend over the training budget (train.steps) at one
 // sequence length and batch. Seeds pair across budgets because a seed fixes the initial weights and the
 // order of the batches; only the schedule (warmup + cosine over the budget) and its length differ.
@@ -506,20 +522,14 @@ Table budget_trend_table(const std::vector<Group>& per_len) {
   t.title =
       "Trend with the training budget (slope of the improvement over log2 steps per seed, 95% CI over seeds)";
   t.empty_text = "_No variant has results at two or more training budgets._";
-  t.columns = {{"baseline", "baseline"},
-               {"lambda", "λ"},
-               {"seq_len", "seq_len"},
-               {"batch", "batch"},
-               {"budgets", "steps"}};
+  t.columns = budget_series_columns();
   for (auto& c :
        trend_columns("seeds whose gain falls with the budget", "improvement % per doubling of steps"))
     t.columns.push_back(c);
   for (const auto& [key, groups] : budget_series(per_len)) {
     const Trend trend = per_seed_trend(groups, [](const Group& g) { return g.key.steps; });
     if (trend.xs.size() < 2) continue;  // one known budget: no trend to speak of
-    std::vector<Cell> row = {key.baseline, key.label, *key.seq_len,
-                             key.batch_size.value_or(0) > 0 ? Cell(*key.batch_size) : Cell(),
-                             number_list(trend.xs)};
+    std::vector<Cell> row = budget_series_cells(key, number_list(trend.xs));
     for (auto& c : trend_cells(trend, "the budget")) row.push_back(std::move(c));
     t.rows.push_back(std::move(row));
   }
@@ -537,19 +547,15 @@ Table budget_trend_change_table(const std::vector<Group>& per_len) {
       "Change of the budget trend (per seed, slope over the last interval of budgets minus slope over the "
       "first, per doubling of steps; 95% CI over seeds)";
   t.empty_text = "_No variant has results at three or more training budgets._";
-  t.columns = {{"baseline", "baseline"},
-               {"lambda", "λ"},
-               {"seq_len", "seq_len"},
-               {"batch", "batch"},
-               {"budgets", "steps"},
-               {"n", "n"},
-               {"first_slope", "slope, first interval", 2, true},
-               {"last_slope", "slope, last interval", 2, true},
-               {"rising", "seeds whose slope rises"},
-               {"change", "change of slope", 2, true},
-               {"change_ci_low", "95% CI low", 2, true},
-               {"change_ci_high", "95% CI high", 2, true},
-               {"verdict", "verdict"}};
+  t.columns = budget_series_columns();
+  t.columns.insert(t.columns.end(), {{"n", "n"},
+                                     {"first_slope", "slope, first interval", 2, true},
+                                     {"last_slope", "slope, last interval", 2, true},
+                                     {"rising", "seeds whose slope rises"},
+                                     {"change", "change of slope", 2, true},
+                                     {"change_ci_low", "95% CI low", 2, true},
+                                     {"change_ci_high", "95% CI high", 2, true},
+                                     {"verdict", "verdict"}});
   for (const auto& [key, groups] : budget_series(per_len)) {
     const SeedPoints points = complete_seeds(groups, [](const Group& g) { return g.key.steps; });
     if (points.xs.size() < 3) continue;  // one interval: nothing to compare
@@ -562,12 +568,12 @@ Table budget_trend_change_table(const std::vector<Group>& per_len) {
     }
     const PairedInterval ci = paired_interval(change);
     const std::int64_t rising = std::count_if(change.begin(), change.end(), [](double c) { return c > 0; });
-    t.rows.push_back({key.baseline, key.label, *key.seq_len,
-                      key.batch_size.value_or(0) > 0 ? Cell(*key.batch_size) : Cell(), number_list(points.xs),
-                      static_cast<std::int64_t>(ci.n), change.empty() ? Cell() : Cell(mean(first)),
-                      change.empty() ? Cell() : Cell(mean(last)), rising,
-                      change.empty() ? Cell() : Cell(ci.mean), opt_cell(ci.low), opt_cell(ci.high),
-                      sign_verdict(ci, "slope rises", "slope falls")});
+    std::vector<Cell> row = budget_series_cells(key, number_list(points.xs));
+    row.insert(row.end(),
+               {static_cast<std::int64_t>(ci.n), change.empty() ? Cell() : Cell(mean(first)),
+                change.empty() ? Cell() : Cell(mean(last)), rising, change.empty() ? Cell() : Cell(ci.mean),
+                opt_cell(ci.low), opt_cell(ci.high), sign_verdict(ci, "slope rises", "slope falls")});
+    t.rows.push_back(std::move(row));
   }
   return t;
 }
@@ -706,13 +712,9 @@ Table bias_budget_change_table(const std::vector<Group>& per_len) {
   t.empty_text =
       "_No seed has bias metrics of both the baseline and the variant at two neighbouring known training "
       "budgets._";
-  t.columns = {{"baseline", "baseline"},
-               {"lambda", "λ"},
-               {"seq_len", "seq_len"},
-               {"batch", "batch"},
-               {"budgets", "steps"},
-               {"layer", "layer"},
-               {"n", "n"}};
+  t.columns = budget_series_columns();
+  t.columns.push_back({"layer", "layer"});
+  t.columns.push_back({"n", "n"});
   for (const char* side : {"base", "var"})
     for (const auto& m : kBiasMetrics) {
       const std::string key = std::string(side) + "_" + m.key + "_change";
@@ -738,11 +740,12 @@ Table bias_budget_change_table(const std::vector<Group>& per_len) {
     return out;
   };
   for (const auto& [key, groups] : budget_series(per_len)) {
+    PerSeed b = final_bias(*groups[0]);  // each group's values, read once: the longer end becomes the shorter
     for (std::size_t i = 1; i < groups.size(); ++i) {
       const Group& shorter = *groups[i - 1];
       const Group& longer = *groups[i];
+      const PerSeed a = std::exchange(b, final_bias(longer));
       if (shorter.key.steps <= 0) continue;  // unknown budget: no neighbour to speak of
-      const PerSeed a = final_bias(shorter), b = final_bias(longer);
       // A seed counts for a layer only when both runs measured it at both budgets, so n describes every
       // column.
       auto measured = [](const Sides& sides) { return !sides[0][0].empty() && !sides[1][0].empty(); };
@@ -759,13 +762,10 @@ Table bias_budget_change_table(const std::vector<Group>& per_len) {
         }
       }
       for (const auto& [layer, sides] : changes) {
-        std::vector<Cell> row = {key.baseline,
-                                 key.label,
-                                 *key.seq_len,
-                                 key.batch_size.value_or(0) > 0 ? Cell(*key.batch_size) : Cell(),
-                                 std::to_string(shorter.key.steps) + " " + std::to_string(longer.key.steps),
-                                 static_cast<std::int64_t>(layer),
-                                 static_cast<std::int64_t>(sides[1][0].size())};
+        std::vector<Cell> row = budget_series_cells(
+            key, std::to_string(shorter.key.steps) + " " + std::to_string(longer.key.steps));
+        row.push_back(static_cast<std::int64_t>(layer));
+        row.push_back(static_cast<std::int64_t>(sides[1][0].size()));
         for (int side = 0; side < 2; ++side)
           for (std::size_t m = 0; m < kBiasMetricCount; ++m) {
             row.push_back(avg(sides[side][m]));
