@@ -25,15 +25,15 @@ import sys
 TOOLS = r"xsa-inspect|science_compute"
 # A block's body never holds another marker, so a missing or mistyped closing marker cannot swallow the next
 # block: the opening marker is then left unmatched, which validate_markers reports.
-BLOCK = re.compile(r"(<!-- (?P<tool>" + TOOLS + r")(?: (?P<args>[^\n]*?))? -->\n)"
-                   r"(?P<body>(?:(?!<!--).)*?)(<!-- /(?P=tool) -->)", re.S)
+BLOCK = re.compile(r"<!-- (?P<tool>" + TOOLS + r")(?: (?P<args>[^\n]*?))? -->\n"
+                   r"(?P<body>(?:(?!<!--).)*?)(?P<close><!-- /(?P=tool) -->)", re.S)
 MARKER = re.compile(r"<!-- /?(?:" + TOOLS + r")(?: [^\n]*?)? -->")
 
 
 def validate_markers(text, blocks, readme):
     """Every opening and closing marker must belong to a block: a stray one is a typo that would leave a table
     unchecked."""
-    in_blocks = {m.start(1) for m in blocks} | {m.start(5) for m in blocks}
+    in_blocks = {m.start() for m in blocks} | {m.start("close") for m in blocks}
     for marker in MARKER.finditer(text):
         if marker.start() not in in_blocks:
             line = text.count("\n", 0, marker.start()) + 1

@@ -14,23 +14,23 @@ add_test(NAME readme.findings_recomputed
   COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/check_findings.py $<TARGET_FILE:xsa-inspect>
     ${CMAKE_SOURCE_DIR}/results)
 
+# readme_tables.py --check on a fixture README: its output and exit code (PASS_REGULAR_EXPRESSION ignores the exit
+# code, so the shell prints it for the pattern to match) must match `expected`.
+function(add_readme_check_test name fixture expected)
+  add_test(NAME ${name}
+    COMMAND sh -c "/usr/bin/python3 \"$0\" --check --readme \"$1\" --inspect \"$2\" 2>&1; echo \"exit code $?\""
+      ${CMAKE_SOURCE_DIR}/scripts/readme_tables.py ${CMAKE_SOURCE_DIR}/tests/fixtures/readme/${fixture}
+      $<TARGET_FILE:xsa-inspect>
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(${name} PROPERTIES PASS_REGULAR_EXPRESSION "${expected}")
+endfunction()
+
 # The check itself catches a hand edit: in fixtures/readme/README.md the xsa-inspect block is what xsa-inspect
-# prints and the science_compute block has one number changed, so --check must report exactly that block and exit
-# 1 (PASS_REGULAR_EXPRESSION ignores the exit code, so the shell prints it for the pattern to match).
-add_test(NAME readme.tables_check_catches_an_edit
-  COMMAND sh -c "/usr/bin/python3 \"$0\" --check --readme \"$1\" --inspect \"$2\"; echo \"exit code $?\""
-    ${CMAKE_SOURCE_DIR}/scripts/readme_tables.py ${CMAKE_SOURCE_DIR}/tests/fixtures/readme/README.md
-    $<TARGET_FILE:xsa-inspect>
-  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-set_tests_properties(readme.tables_check_catches_an_edit PROPERTIES
-  PASS_REGULAR_EXPRESSION "README block `science_compute tests/fixtures/report` differs[^\n]*\n.*\\+\\| budget \\| 4 \\| 8 \\| 1\\.0M.*readme_tables: 2 blocks checked, 1 differ\nexit code 1\n")
+# prints and the science_compute block has one number changed, so --check must report exactly that block and exit 1.
+add_readme_check_test(readme.tables_check_catches_an_edit README.md
+  "README block `science_compute tests/fixtures/report` differs[^\n]*\n.*\\+\\| budget \\| 4 \\| 8 \\| 1\\.0M.*readme_tables: 2 blocks checked, 1 differ\nexit code 1\n")
 
 # A closing marker of the wrong tool is a typo that would leave the table unchecked: a one-line error naming the
 # file, line and marker, and exit 1.
-add_test(NAME readme.tables_rejects_a_stray_marker
-  COMMAND sh -c "/usr/bin/python3 \"$0\" --check --readme \"$1\" --inspect \"$2\" 2>&1; echo \"exit code $?\""
-    ${CMAKE_SOURCE_DIR}/scripts/readme_tables.py ${CMAKE_SOURCE_DIR}/tests/fixtures/readme/stray_marker.md
-    $<TARGET_FILE:xsa-inspect>
-  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-set_tests_properties(readme.tables_rejects_a_stray_marker PROPERTIES
-  PASS_REGULAR_EXPRESSION "stray_marker.md:6: `<!-- xsa-inspect tests/fixtures/report/budget --section by_budget -->` opens or closes no block[^\n]*\nexit code 1\n")
+add_readme_check_test(readme.tables_rejects_a_stray_marker stray_marker.md
+  "stray_marker.md:6: `<!-- xsa-inspect tests/fixtures/report/budget --section by_budget -->` opens or closes no block[^\n]*\nexit code 1\n")
