@@ -260,6 +260,14 @@ ExperimentResult length_point(std::int64_t seq_len, std::int64_t batch, std::uin
   return parse_results(doc, "mem.json");
 }
 
+// The same at a training budget of `steps` steps.
+ExperimentResult budget_point(std::int64_t steps, std::int64_t seq_len, std::int64_t batch,
+                              std::uint64_t seed, double improvement) {
+  ExperimentResult e = length_point(seq_len, batch, seed, improvement);
+  e.config["train"]["steps"] = steps;
+  return e;
+}
+
 TEST(Report, SeqLenTrendIsTheMeanPerSeedSlopePerDoublingOfT) {
   std::vector<ExperimentResult> points;
   // 4,096 tokens per step (batch = 4096 / T), improvements % at T = 64, 128, 256 (log2 T = 6, 7, 8):
@@ -351,25 +359,20 @@ TEST(Report, BudgetTrendIsTheMeanPerSeedSlopePerDoublingOfSteps) {
   // 3, 2.5 -> -0.5; seed 3: 3.5, 2.4, 2.0 -> Sxy -2.3667, slope -0.507143. Mean -0.502381, sd 0.004124, SEM
   // 0.002381, t_{0.975,2} = 4.302653 -> CI [-0.512625, -0.492137]: shrinks. Seed 4 has only 300 steps: left
   // out.
-  auto at = [](std::int64_t steps, std::int64_t seq_len, std::int64_t batch, std::uint64_t seed,
-               double gain) {
-    ExperimentResult e = length_point(seq_len, batch, seed, gain);
-    e.config["train"]["steps"] = steps;
-    return e;
-  };
   const double gains[3][3] = {{3, 2, 1.5}, {4, 3, 2.5}, {3.5, 2.4, 2.0}};
   std::vector<ExperimentResult> points;
   for (std::uint64_t seed = 1; seed <= 3; ++seed)
     for (int i = 0; i < 3; ++i)
-      points.push_back(at(std::int64_t{300} << (i == 0 ? 0 : i + 1), 128, 32, seed, gains[seed - 1][i]));
-  points.push_back(at(300, 128, 32, 4, 9.0));
+      points.push_back(
+          budget_point(std::int64_t{300} << (i == 0 ? 0 : i + 1), 128, 32, seed, gains[seed - 1][i]));
+  points.push_back(budget_point(300, 128, 32, 4, 9.0));
   // T = 256 at batch 16, 300 and 1,200 steps (log2 apart by 2): seed 1: 1 -> 2 (slope 0.5); seed 2: 1 -> 3
   // (1.0). Mean 0.75, sd 0.353553, SEM 0.25, t_{0.975,1} = 12.706205 -> CI [-2.426551, +3.926551]: noise.
-  points.push_back(at(300, 256, 16, 1, 1));
-  points.push_back(at(1200, 256, 16, 1, 2));
-  points.push_back(at(300, 256, 16, 2, 1));
-  points.push_back(at(1200, 256, 16, 2, 3));
-  points.push_back(at(300, 64, 64, 1, 5));  // one budget at T = 64: no trend, no row
+  points.push_back(budget_point(300, 256, 16, 1, 1));
+  points.push_back(budget_point(1200, 256, 16, 1, 2));
+  points.push_back(budget_point(300, 256, 16, 2, 1));
+  points.push_back(budget_point(1200, 256, 16, 2, 3));
+  points.push_back(budget_point(300, 64, 64, 1, 5));  // one budget at T = 64: no trend, no row
 
   const Report report = build_report(points);
   const Table& t = report.table("budget_trend");
@@ -396,10 +399,11 @@ TEST(Report, BudgetTrendIsTheMeanPerSeedSlopePerDoublingOfSteps) {
 
   // A single budget has no trend, nor has a known budget next to an unknown one (results without
   // train.steps: 0); one seed at two budgets has a slope but no CI.
-  EXPECT_TRUE(build_report({at(300, 128, 32, 1, 3)}).table("budget_trend").rows.empty());
-  EXPECT_TRUE(
-      build_report({at(300, 128, 32, 1, 3), at(0, 128, 32, 1, 2)}).table("budget_trend").rows.empty());
-  const Report one_seed = build_report({at(300, 128, 32, 1, 3), at(1200, 128, 32, 1, 2)});
+  EXPECT_TRUE(build_report({budget_point(300, 128, 32, 1, 3)}).table("budget_trend").rows.empty());
+  EXPECT_TRUE(build_report({budget_point(300, 128, 32, 1, 3), budget_point(0, 128, 32, 1, 2)})
+                  .table("budget_trend")
+                  .rows.empty());
+  const Report one_seed = build_report({budget_point(300, 128, 32, 1, 3), budget_point(1200, 128, 32, 1, 2)});
   const Table& o = one_seed.table("budget_trend");
   ASSERT_EQ(o.rows.size(), 1u);
   EXPECT_NEAR(num(o, 0, "slope"), -0.5, 1e-12);
@@ -415,9 +419,7 @@ TEST(Report, BudgetTrendChangeIsTheLastIntervalsSlopeMinusTheFirstsPerSeed) {
   // rises (the shrinking slows). First slopes mean -1.066667, last -0.233333. Seed 4 lacks 600 and 1,200:
   // left out. The middle point (600 -> 1,200) is in neither interval.
   auto at = [](std::int64_t steps, std::int64_t seq_len, std::uint64_t seed, double gain) {
-    ExperimentResult e = length_point(seq_len, 32, seed, gain);
-    e.config["train"]["steps"] = steps;
-    return e;
+    return budget_point(steps, seq_len, 32, seed, gain);
   };
   const double gains[3][4] = {{4, 3, 2.6, 2.4}, {5, 3.8, 3.0, 2.7}, {4.5, 3.5, 3.1, 2.9}};
   std::vector<ExperimentResult> points;
