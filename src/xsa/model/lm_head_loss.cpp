@@ -1,13 +1,13 @@
 #include "xsa/model/lm_head_loss.h"
 
 #include <ATen/ATen.h>
-#include <ATen/autocast_mode.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/utils.h>
 
 #include <algorithm>
 
 #include "xsa/model/precision.h"
+#include "xsa/model/torch_compat.h"
 
 namespace xsa {
 
@@ -17,7 +17,7 @@ namespace {
 // else the input's. Read before entering the custom function: autocast does not reach inside it, so
 // the casts below are explicit.
 at::ScalarType matmul_dtype(const torch::Tensor& x) {
-  return at::autocast::is_cpu_enabled() ? at::autocast::get_autocast_cpu_dtype() : x.scalar_type();
+  return torch_compat::cpu_autocast_enabled() ? torch_compat::cpu_autocast_dtype() : x.scalar_type();
 }
 
 // One pass over the rows: per-token losses, and if wanted the gradients of their mean. The matmuls

@@ -1,9 +1,9 @@
 #include "xsa/model/precision.h"
 
-#include <ATen/autocast_mode.h>
-
 #include <fstream>
 #include <sstream>
+
+#include "xsa/model/torch_compat.h"
 
 namespace xsa {
 
@@ -81,15 +81,15 @@ PrecisionChoice resolve_precision(const std::string& requested, const CpuBf16Sup
 }
 
 PrecisionScope::PrecisionScope(Precision precision)
-    : was_enabled_(at::autocast::is_cpu_enabled()),
-      was_dtype_(static_cast<int>(at::autocast::get_autocast_cpu_dtype())),
+    : was_enabled_(torch_compat::cpu_autocast_enabled()),
+      was_dtype_(static_cast<int>(torch_compat::cpu_autocast_dtype())),
       entered_(precision == Precision::kBf16 && !was_enabled_) {
   if (precision == Precision::kBf16) {
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-    at::autocast::set_cpu_enabled(true);
+    torch_compat::set_cpu_autocast_dtype(at::kBFloat16);
+    torch_compat::set_cpu_autocast_enabled(true);
     if (entered_) at::autocast::increment_nesting();
   } else {
-    at::autocast::set_cpu_enabled(false);
+    torch_compat::set_cpu_autocast_enabled(false);
   }
 }
 
@@ -97,8 +97,8 @@ PrecisionScope::~PrecisionScope() {
   // Leaving the outermost autocast region: drop the cached bf16 copies of the weights, which the
   // optimizer is about to change (the next forward casts them afresh).
   if (entered_ && at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-  at::autocast::set_cpu_enabled(was_enabled_);
-  at::autocast::set_autocast_cpu_dtype(static_cast<at::ScalarType>(was_dtype_));
+  torch_compat::set_cpu_autocast_enabled(was_enabled_);
+  torch_compat::set_cpu_autocast_dtype(static_cast<at::ScalarType>(was_dtype_));
 }
 
 }  // namespace xsa

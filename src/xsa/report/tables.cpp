@@ -764,8 +764,9 @@ Table bias_budget_change_table(const std::vector<Group>& per_len) {
       for (const auto& [layer, sides] : changes) {
         std::vector<Cell> row = budget_series_cells(
             key, std::to_string(shorter.key.steps) + " " + std::to_string(longer.key.steps));
-        row.push_back(static_cast<std::int64_t>(layer));
-        row.push_back(static_cast<std::int64_t>(sides[1][0].size()));
+        // Built in place: pushing a temporary Cell here makes g++ 14 warn (a false -Wmaybe-uninitialized).
+        row.emplace_back(std::in_place_type<std::int64_t>, layer);
+        row.emplace_back(std::in_place_type<std::int64_t>, sides[1][0].size());
         for (int side = 0; side < 2; ++side)
           for (std::size_t m = 0; m < kBiasMetricCount; ++m) {
             row.push_back(avg(sides[side][m]));
@@ -826,7 +827,7 @@ Table learned_lambda_table(const std::vector<Group>& per_len) {
                                static_cast<std::int64_t>(layer_means.size()),
                                steps.size() == 1 ? Cell(*steps.begin()) : Cell()};
       for (const auto& xs : per_head) {
-        row.push_back(xs.empty() ? Cell() : Cell(mean(xs)));
+        row.push_back(avg(xs));
         row.push_back(sd_cell(xs));
       }
       row.push_back(mean(layer_means));

@@ -1,7 +1,6 @@
 // runtime.precision: CPU flag parsing, the fp32/bf16/auto decision, the autocast scope, and the model
 // and fused loss under bf16 mixed precision (close to fp32, deterministic, fp32 master weights).
 #include <ATen/CPUGeneratorImpl.h>
-#include <ATen/autocast_mode.h>
 #include <gtest/gtest.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/utils.h>
@@ -12,6 +11,7 @@
 #include "xsa/model/gpt.h"
 #include "xsa/model/lm_head_loss.h"
 #include "xsa/model/precision.h"
+#include "xsa/model/torch_compat.h"
 
 namespace xsa {
 namespace {
@@ -50,11 +50,11 @@ TEST(Precision, ResolvesRequestAgainstTheCpu) {
 }
 
 TEST(Precision, ScopeTurnsAutocastOnAndRestoresIt) {
-  ASSERT_FALSE(at::autocast::is_cpu_enabled());
+  ASSERT_FALSE(torch_compat::cpu_autocast_enabled());
   auto a = torch::randn({8, 8}), b = torch::randn({8, 8});
   {
     PrecisionScope bf16(Precision::kBf16);
-    EXPECT_TRUE(at::autocast::is_cpu_enabled());
+    EXPECT_TRUE(torch_compat::cpu_autocast_enabled());
     EXPECT_EQ(torch::mm(a, b).scalar_type(), torch::kBFloat16);
     {
       PrecisionScope fp32(Precision::kFp32);  // e.g. inside the fused loss
@@ -63,14 +63,14 @@ TEST(Precision, ScopeTurnsAutocastOnAndRestoresIt) {
     EXPECT_EQ(torch::mm(a, b).scalar_type(), torch::kBFloat16);
     // Autocast state is per thread: a concurrent worker running fp32 is unaffected.
     bool other_thread_enabled = true;
-    std::thread([&] { other_thread_enabled = at::autocast::is_cpu_enabled(); }).join();
+    std::thread([&] { other_thread_enabled = torch_compat::cpu_autocast_enabled(); }).join();
     EXPECT_FALSE(other_thread_enabled);
   }
-  EXPECT_FALSE(at::autocast::is_cpu_enabled());
+  EXPECT_FALSE(torch_compat::cpu_autocast_enabled());
   EXPECT_EQ(torch::mm(a, b).scalar_type(), torch::kFloat);
   {
     PrecisionScope fp32(Precision::kFp32);
-    EXPECT_FALSE(at::autocast::is_cpu_enabled());
+    EXPECT_FALSE(torch_compat::cpu_autocast_enabled());
   }
 }
 
