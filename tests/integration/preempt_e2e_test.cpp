@@ -29,8 +29,8 @@ using e2e::slurp;
 class Preempt : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::exists(fs::path(XSA_TEST_DATA) / "meta.json"))
-      GTEST_SKIP() << "no prepared test data at " << XSA_TEST_DATA << " (needs ../shared/tinystories)";
+    ASSERT_TRUE(fs::exists(fs::path(XSA_TEST_DATA) / "meta.json"))
+        << "no prepared test data at " << XSA_TEST_DATA << " (CTest fixture train.prepare_small_data)";
     dir_ = fs::path(XSA_BINARY_DIR) / "test-work" /
            ::testing::UnitTest::GetInstance()->current_test_info()->name();
     fs::remove_all(dir_);

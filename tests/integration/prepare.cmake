@@ -1,33 +1,38 @@
-# Integration test for xsa-prepare on the real TinyStories pieces in ${XSA_SHARED_TINYSTORIES}.
+# Integration tests of xsa-prepare on whole corpora: the generated story corpus of the small_data fixture
+# (integration.prepare_generated_stories, always) and the real TinyStories pieces in ${XSA_SHARED_TINYSTORIES}
+# (integration.prepare_shared_tinystories, registered only where they exist: a user's machine has none).
 #
-# This one file plays two roles: included by tests/CMakeLists.txt it registers the test; run with
-# `cmake -P` (CMAKE_SCRIPT_MODE_FILE set) it is the test: prepare twice (byte-identical?), story counts against
-# MANIFEST.json, and decoding val.bin must give back the val text exactly. Skipped (not failed) when the
-# shared folder does not exist.
+# This one file plays two roles: included by tests/CMakeLists.txt it registers the tests; run with
+# `cmake -P` (CMAKE_SCRIPT_MODE_FILE set) it is the test on one corpus folder (train/*.txt, val/*.txt,
+# MANIFEST.json): prepare twice (byte-identical?), story counts against MANIFEST.json, and decoding val.bin must
+# give back the val text exactly.
 
 if(NOT CMAKE_SCRIPT_MODE_FILE)
   # The CLI tests in xsa_tests_prepare run the xsa-prepare executable.
   if(TARGET xsa_tests_prepare)
     add_dependencies(xsa_tests_prepare xsa-prepare)
   endif()
-  add_test(NAME integration.prepare_shared_tinystories
+  add_test(NAME integration.prepare_generated_stories
     COMMAND ${CMAKE_COMMAND}
-      -DXSA_PREPARE=$<TARGET_FILE:xsa-prepare>
-      -DSHARED=${XSA_SHARED_TINYSTORIES}
-      -DWORK=${CMAKE_BINARY_DIR}/integration/prepare
-      -P ${CMAKE_CURRENT_LIST_FILE})
-  set_tests_properties(integration.prepare_shared_tinystories PROPERTIES
-    SKIP_REGULAR_EXPRESSION "SKIPPED:" TIMEOUT 900 LABELS "integration;slow")
-  if(NOT EXISTS "${XSA_SHARED_TINYSTORIES}/MANIFEST.json")
-    message(STATUS "integration.prepare_shared_tinystories will be skipped: no ${XSA_SHARED_TINYSTORIES}/MANIFEST.json")
+      -DXSA_PREPARE=$<TARGET_FILE:xsa-prepare> -DSHARED=${XSA_TEST_STORIES} -DVOCAB=512
+      -DWORK=${CMAKE_BINARY_DIR}/integration/prepare_generated -P ${CMAKE_CURRENT_LIST_FILE})
+  set_tests_properties(integration.prepare_generated_stories PROPERTIES
+    FIXTURES_REQUIRED small_data TIMEOUT 300 LABELS "integration")
+  if(EXISTS "${XSA_SHARED_TINYSTORIES}/MANIFEST.json")
+    add_test(NAME integration.prepare_shared_tinystories
+      COMMAND ${CMAKE_COMMAND}
+        -DXSA_PREPARE=$<TARGET_FILE:xsa-prepare> -DSHARED=${XSA_SHARED_TINYSTORIES} -DVOCAB=4096
+        -DWORK=${CMAKE_BINARY_DIR}/integration/prepare -P ${CMAKE_CURRENT_LIST_FILE})
+    set_tests_properties(integration.prepare_shared_tinystories PROPERTIES TIMEOUT 900 LABELS "integration;slow")
+  else()
+    message(STATUS "integration.prepare_shared_tinystories not registered: no ${XSA_SHARED_TINYSTORIES}/MANIFEST.json")
   endif()
   return()
 endif()
 
 # ---- script mode: the test itself ----
 if(NOT EXISTS "${SHARED}/MANIFEST.json")
-  message("SKIPPED: ${SHARED}/MANIFEST.json not found (set -DXSA_SHARED_TINYSTORIES=... to run this test)")
-  return()
+  message(FATAL_ERROR "${SHARED}/MANIFEST.json not found")
 endif()
 
 file(GLOB train_files "${SHARED}/train/*.txt")
@@ -40,7 +45,7 @@ file(MAKE_DIRECTORY "${WORK}")
 foreach(out first second)
   string(TIMESTAMP started "%s")
   execute_process(
-    COMMAND "${XSA_PREPARE}" --train ${train_files} --val ${val_files} --vocab-size 4096 --out "${WORK}/${out}"
+    COMMAND "${XSA_PREPARE}" --train ${train_files} --val ${val_files} --vocab-size ${VOCAB} --out "${WORK}/${out}"
     RESULT_VARIABLE rc OUTPUT_VARIABLE progress ERROR_VARIABLE errors)
   string(TIMESTAMP finished "%s")
   math(EXPR took "${finished} - ${started}")
@@ -85,8 +90,8 @@ message("stories train ${train_stories} (manifest ${expected_train}), val ${val_
 if(NOT train_stories EQUAL expected_train OR NOT val_stories EQUAL expected_val)
   message(FATAL_ERROR "story counts differ from ${SHARED}/MANIFEST.json")
 endif()
-if(NOT vocab_size EQUAL 4096)
-  message(FATAL_ERROR "vocab_size ${vocab_size}, expected 4096")
+if(NOT vocab_size EQUAL VOCAB)
+  message(FATAL_ERROR "vocab_size ${vocab_size}, expected ${VOCAB}")
 endif()
 file(SIZE "${WORK}/first/train.bin" train_bytes)
 math(EXPR expected_bytes "${train_tokens} * 2")
@@ -107,4 +112,4 @@ if(NOT differ EQUAL 0)
   message(FATAL_ERROR "decoding val.bin does not reproduce the val text (${WORK}/val_decoded.txt)")
 endif()
 file(REMOVE_RECURSE "${WORK}")
-message("integration.prepare_shared_tinystories: ok")
+message("prepare on ${SHARED}: ok")

@@ -3,8 +3,8 @@
 set -euo pipefail
 train=$1 sweep=$2 inspect=$3 python=$4 src=$5 data=$6 work=$7
 if [ ! -f "$data/meta.json" ]; then
-  echo "no prepared test data at $data (needs ../shared/tinystories): skipped"
-  exit 77
+  echo "schema_e2e: error: no prepared test data at $data (CTest fixture train.prepare_small_data)" >&2
+  exit 1
 fi
 rm -rf "$work"
 mkdir -p "$work"

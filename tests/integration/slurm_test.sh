@@ -6,8 +6,8 @@
 #
 # usage: slurm_test.sh SOURCE_DIR BUILD_DIR DATA_DIR
 # Exit 77 (CTest skip) without Slurm packages or root -- except with CI=true, where Slurm is installed
-# through scripts/setup.sh --slurm and anything missing is a failure -- and without the shared TinyStories
-# text (like the other tests on real data).
+# through scripts/setup.sh --slurm and anything missing is a failure. The data is the generated corpus of
+# the small_data fixture (train.cmake), so missing data is always a failure.
 # Stops only what it started, by pid (jobs first: slurmstepd outlives slurmd), also on failure.
 set -euo pipefail
 SRC=$(cd "$1" && pwd)
@@ -44,9 +44,7 @@ if missing=$(slurm_missing); then
   fi
 fi
 if [ ! -f "$DATA/meta.json" ]; then
-  # Like every test on real text: without ../shared/tinystories there is nothing to train on.
-  echo "slurm-test: SKIPPED: no prepared test data at $DATA (the small_data fixture needs ../shared/tinystories)"
-  exit $SKIP
+  fail "no prepared test data at $DATA (CTest fixture train.prepare_small_data)"
 fi
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3

@@ -1,14 +1,11 @@
-# End-to-end tests of xsa-train on a small dataset prepared from the shared TinyStories pieces.
-set(XSA_TEST_DATA ${CMAKE_BINARY_DIR}/test-data/small)
-# Small on purpose: 942 train stories, the first 60 val stories (cut into the build folder, never the repo).
+# End-to-end tests of xsa-train on a small dataset made here: tests/support/make_stories.py writes a
+# deterministic story corpus (1,000 train, 60 val stories from a small grammar; no TinyStories text, so the
+# tests need nothing beside the clone) and xsa-prepare turns it into tokens (vocab 512), in the build folder.
 add_test(NAME train.prepare_small_data
-  COMMAND bash -c "set -e; rm -rf '${XSA_TEST_DATA}'; mkdir -p '${CMAKE_BINARY_DIR}/test-data'; \
-    if [ ! -d '${XSA_SHARED_TINYSTORIES}' ]; then \
-      echo 'no ${XSA_SHARED_TINYSTORIES}: the xsa-train end-to-end tests will be skipped'; exit 0; fi; \
-    awk '{print} /^<[|]endoftext[|]>$/ {n++; if (n == 60) exit}' \
-      '${XSA_SHARED_TINYSTORIES}/val/v1_valid_head_1000.txt' > '${CMAKE_BINARY_DIR}/test-data/val60.txt'; \
-    '$<TARGET_FILE:xsa-prepare>' --train '${XSA_SHARED_TINYSTORIES}/train/v1_train_9k_10k.txt' \
-      --val '${CMAKE_BINARY_DIR}/test-data/val60.txt' --vocab-size 512 --out '${XSA_TEST_DATA}'")
+  COMMAND bash -c "set -e; rm -rf '${XSA_TEST_DATA}' '${XSA_TEST_STORIES}'; \
+    '${XSA_TEST_PYTHON}' '${CMAKE_SOURCE_DIR}/tests/support/make_stories.py' --out '${XSA_TEST_STORIES}'; \
+    '$<TARGET_FILE:xsa-prepare>' --train '${XSA_TEST_STORIES}/train/stories.txt' \
+      --val '${XSA_TEST_STORIES}/val/stories.txt' --vocab-size 512 --out '${XSA_TEST_DATA}'")
 set_tests_properties(train.prepare_small_data PROPERTIES FIXTURES_SETUP small_data)
 
 add_executable(xsa_tests_train_e2e ${CMAKE_CURRENT_LIST_DIR}/train_e2e_test.cpp)

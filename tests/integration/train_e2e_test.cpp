@@ -1,6 +1,7 @@
 // End-to-end tests of the xsa-train binary: outputs, determinism, pairing, resume, bad input.
-// Runs the real executable on a small dataset prepared by xsa-prepare (CTest fixture small_data).
+// Runs the real executable on a small generated dataset prepared by xsa-prepare (CTest fixture small_data).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -42,9 +43,9 @@ std::string quote(const std::string& s) {
 class TrainE2E : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::exists(fs::path(XSA_TEST_DATA) / "meta.json")) {
-      GTEST_SKIP() << "no prepared test data at " << XSA_TEST_DATA << " (needs ../shared/tinystories)";
-    }
+    // The small_data fixture always makes the data: without it, this is a failure, never a skip.
+    ASSERT_TRUE(fs::exists(fs::path(XSA_TEST_DATA) / "meta.json"))
+        << "no prepared test data at " << XSA_TEST_DATA << " (CTest fixture train.prepare_small_data)";
     dir_ = fs::path(XSA_BINARY_DIR) / "test-work" /
            ::testing::UnitTest::GetInstance()->current_test_info()->name();
     fs::remove_all(dir_);
@@ -329,7 +330,7 @@ struct BadCase {
   std::string name;
   std::vector<std::string> sets;
   std::string expect;       // substring of the error line
-  std::string config_text;  // replaces the config file when set
+  std::string config_text;  // replaces the config file when set ("<fifo>": by a FIFO without a writer)
   std::string corrupt;      // data corruption to apply to a copy of the data
 };
 
@@ -343,7 +344,12 @@ class TrainBadInput : public TrainE2E, public ::testing::WithParamInterface<BadC
 TEST_P(TrainBadInput, ExitsTwoWithOneLineAndNoOutput) {
   const BadCase& c = GetParam();
   fs::path config = dir_ / "config.yaml";
-  if (!c.config_text.empty()) std::ofstream(config) << c.config_text;
+  if (c.config_text == "<fifo>") {
+    fs::remove(config);
+    ASSERT_EQ(::mkfifo(config.c_str(), 0644), 0);
+  } else if (!c.config_text.empty()) {
+    std::ofstream(config) << c.config_text;
+  }
   if (!c.corrupt.empty()) {
     fs::path copy = dir_ / "data";
     fs::copy(XSA_TEST_DATA, copy);
@@ -357,6 +363,14 @@ TEST_P(TrainBadInput, ExitsTwoWithOneLineAndNoOutput) {
     }
     if (c.corrupt == "pieces") std::ofstream(copy / "pieces.json") << "[\"<unk>\", \"<s>\", \"</s>\"]";
     if (c.corrupt == "missing") fs::remove_all(copy);
+    if (c.corrupt == "fifo_val") {  // opened without O_NONBLOCK this would block forever
+      fs::remove(copy / "val.bin");
+      ASSERT_EQ(::mkfifo((copy / "val.bin").c_str(), 0644), 0);
+    }
+    if (c.corrupt == "folder_meta") {
+      fs::remove(copy / "meta.json");
+      fs::create_directory(copy / "meta.json");
+    }
   }
   std::vector<std::string> args = {"--config", config.string(), "--out", (dir_ / "out").string()};
   for (const auto& s : c.sets) {
@@ -385,7 +399,25 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"meta_unreadable", {}, "meta.json", "", "meta"},
         BadCase{"token_file_length", {}, "val.bin", "", "short_val"},
         BadCase{"token_id_too_large", {}, "train.bin", "", "big_id"},
-        BadCase{"vocab_mismatch_pieces", {}, "pieces.json", "", "pieces"}),
+        BadCase{"vocab_mismatch_pieces", {}, "pieces.json", "", "pieces"},
+        BadCase{"config_is_a_fifo",
+                {},
+                "config.yaml: is a FIFO (named pipe), expected a regular file",
+                "<fifo>",
+                ""},
+        BadCase{"token_file_is_a_fifo",
+                {},
+                "val.bin: is a FIFO (named pipe), expected a regular token file",
+                "",
+                "fifo_val"},
+        BadCase{"meta_is_a_folder", {}, "meta.json: is a folder, expected a regular file", "", "folder_meta"},
+        BadCase{"sample_count_typo",
+                {"sample.count=20000"},
+                "sample.count: got '20000', expected an integer in [0, 1,000]",
+                "",
+                ""},
+        BadCase{"eval_batches_typo", {"eval.batches=2000000"}, "eval.batches", "", ""},
+        BadCase{"sample_tokens_typo", {"sample.tokens=3000000"}, "sample.tokens", "", ""}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
 }  // namespace
