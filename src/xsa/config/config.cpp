@@ -223,6 +223,23 @@ Key string_key(const std::string& dotted, Get get, std::vector<std::string> choi
 }
 
 const auto at_least = [](long long lo) { return [lo](long long v) { return v >= lo; }; };
+
+// An integer key that sets an amount of work, with an upper bound, so a typo (an extra zero or three) is
+// refused when the config is read instead of surfacing hours later (README "Config" lists the limits).
+template <class Get>
+Key count_key(const std::string& dotted, Get get, long long lo, long long hi, const std::string& note = "") {
+  auto with_commas = [](long long v) {
+    std::string digits = std::to_string(v), out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+      if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+      out += digits[i];
+    }
+    return out;
+  };
+  return int_key(
+      dotted, get, [lo, hi](long long v) { return v >= lo && v <= hi; },
+      "an integer in [" + with_commas(lo) + ", " + with_commas(hi) + "]" + note);
+}
 const auto positive = [](double v) { return v > 0.0; };
 const auto non_negative = [](double v) { return v >= 0.0; };
 
@@ -231,6 +248,9 @@ const auto non_negative = [](double v) { return v >= 0.0; };
     return expr;         \
   }
 
+// Steps and step intervals: 10^8 steps is years on a CPU.
+constexpr long long kMaxSteps = 100000000;
+
 const std::vector<Key>& keys() {
   static const std::vector<Key> table = [] {
     std::vector<Key> k;
@@ -238,7 +258,7 @@ const std::vector<Key>& keys() {
     k.push_back(u64_key("seed", XSA_FIELD(c.seed)));
 
     k.push_back(string_key("data.dir", XSA_FIELD(c.data.dir)));
-    k.push_back(int_key("data.seq_len", XSA_FIELD(c.data.seq_len), at_least(1), "an integer >= 1"));
+    k.push_back(count_key("data.seq_len", XSA_FIELD(c.data.seq_len), 1, 1 << 20));
 
     k.push_back(int_key("model.n_layer", XSA_FIELD(c.model.n_layer), at_least(1), "an integer >= 1"));
     k.push_back(int_key("model.d_model", XSA_FIELD(c.model.d_model), at_least(1), "an integer >= 1"));
@@ -301,7 +321,7 @@ const std::vector<Key>& keys() {
         "attention.lambda_lr_scale", XSA_FIELD(c.attention.lambda_lr_scale),
         [](double v) { return v > 0.0 && v <= 1000.0; }, "a number in (0, 1000]"));
 
-    k.push_back(int_key("train.steps", XSA_FIELD(c.train.steps), at_least(1), "an integer >= 1"));
+    k.push_back(count_key("train.steps", XSA_FIELD(c.train.steps), 1, kMaxSteps));
     k.push_back(int_key("train.batch_size", XSA_FIELD(c.train.batch_size), at_least(1), "an integer >= 1"));
     k.push_back(double_key("train.lr", XSA_FIELD(c.train.lr), positive, "a number > 0"));
     k.push_back(
@@ -315,28 +335,25 @@ const std::vector<Key>& keys() {
     k.push_back(double_key("train.beta2", XSA_FIELD(c.train.beta2), beta, "a number in [0, 1)"));
     k.push_back(double_key("train.grad_clip", XSA_FIELD(c.train.grad_clip), non_negative,
                            "a number >= 0 (0 disables clipping)"));
-    k.push_back(
-        int_key("train.log_interval", XSA_FIELD(c.train.log_interval), at_least(1), "an integer >= 1"));
-    k.push_back(int_key("train.checkpoint_interval", XSA_FIELD(c.train.checkpoint_interval), at_least(0),
-                        "an integer >= 0 (0 disables checkpoints)"));
+    k.push_back(count_key("train.log_interval", XSA_FIELD(c.train.log_interval), 1, kMaxSteps));
+    k.push_back(count_key("train.checkpoint_interval", XSA_FIELD(c.train.checkpoint_interval), 0, kMaxSteps,
+                          " (0 disables checkpoints)"));
 
-    k.push_back(int_key("eval.interval", XSA_FIELD(c.eval.interval), at_least(1), "an integer >= 1"));
-    k.push_back(int_key("eval.batches", XSA_FIELD(c.eval.batches), at_least(1), "an integer >= 1"));
+    k.push_back(count_key("eval.interval", XSA_FIELD(c.eval.interval), 1, kMaxSteps));
+    k.push_back(count_key("eval.batches", XSA_FIELD(c.eval.batches), 1, 10000));
 
-    k.push_back(
-        int_key("metrics.bias_interval", XSA_FIELD(c.metrics.bias_interval), at_least(1), "an integer >= 1"));
-    k.push_back(
-        int_key("metrics.bias_batches", XSA_FIELD(c.metrics.bias_batches), at_least(1), "an integer >= 1"));
+    k.push_back(count_key("metrics.bias_interval", XSA_FIELD(c.metrics.bias_interval), 1, kMaxSteps));
+    k.push_back(count_key("metrics.bias_batches", XSA_FIELD(c.metrics.bias_batches), 1, 1000));
 
-    k.push_back(int_key("sample.count", XSA_FIELD(c.sample.count), at_least(0), "an integer >= 0"));
-    k.push_back(int_key("sample.tokens", XSA_FIELD(c.sample.tokens), at_least(1), "an integer >= 1"));
+    k.push_back(count_key("sample.count", XSA_FIELD(c.sample.count), 0, 1000));
+    k.push_back(count_key("sample.tokens", XSA_FIELD(c.sample.tokens), 1, 100000));
     k.push_back(double_key("sample.temperature", XSA_FIELD(c.sample.temperature), positive, "a number > 0"));
     k.push_back(
         int_key("sample.top_k", XSA_FIELD(c.sample.top_k), at_least(0), "an integer >= 0 (0 = no top-k)"));
     k.push_back(u64_key("sample.seed", XSA_FIELD(c.sample.seed)));
 
-    k.push_back(int_key("runtime.threads", XSA_FIELD(c.runtime.threads), at_least(1), "an integer >= 1"));
-    k.push_back(int_key("runtime.workers", XSA_FIELD(c.runtime.workers), at_least(1), "an integer >= 1"));
+    k.push_back(count_key("runtime.threads", XSA_FIELD(c.runtime.threads), 1, 1024));
+    k.push_back(count_key("runtime.workers", XSA_FIELD(c.runtime.workers), 1, 1024));
     k.push_back(string_key("runtime.precision", XSA_FIELD(c.runtime.precision), {"fp32", "bf16", "auto"}));
     return k;
   }();

@@ -85,8 +85,7 @@ DatasetMeta parse_meta(const std::string& json_text, const std::string& path) {
 }
 
 TokenFile::TokenFile(const std::string& path, std::uint64_t expected_tokens, int vocab_size) : path_(path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw InputError(path + ": cannot open token file (" + std::strerror(errno) + ")");
+  int fd = open_regular_file(path, "token file");
   struct stat info {};
   if (::fstat(fd, &info) != 0) {
     int err = errno;

@@ -239,6 +239,7 @@ void run_prepare(const PrepareOptions& options, std::ostream& progress) {
   for (const auto* list : {&options.train_files, &options.val_files}) {
     for (const auto& path : *list) {
       if (!path_exists(path)) throw InputError(path + ": input file not found");
+      require_regular_file(path, "input file");  // a FIFO, folder or device: refused before any work
     }
   }
   const int encode_threads =

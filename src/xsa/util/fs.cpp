@@ -17,15 +17,64 @@ namespace fs = std::filesystem;
 
 namespace xsa {
 
+namespace {
+
+const char* not_regular_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "is a folder";
+  if (S_ISFIFO(mode)) return "is a FIFO (named pipe)";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "is a device";
+  if (S_ISSOCK(mode)) return "is a socket";
+  return "is not a regular file";
+}
+
+}  // namespace
+
+int open_regular_file(const std::string& path, const char* what) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    int err = errno;
+    struct stat info {};
+    if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+      throw InputError(path + ": " + not_regular_kind(info.st_mode) + ", expected a regular " + what);
+    }
+    throw InputError(path + ": cannot read " + what + " (" + std::strerror(err) + ")");
+  }
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    int err = errno;
+    ::close(fd);
+    throw InputError(path + ": cannot stat " + what + " (" + std::strerror(err) + ")");
+  }
+  if (!S_ISREG(info.st_mode)) {
+    ::close(fd);
+    throw InputError(path + ": " + not_regular_kind(info.st_mode) + ", expected a regular " + what);
+  }
+  // Back to blocking reads (a regular file ignores the flag, but say what we mean).
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+void require_regular_file(const std::string& path, const char* what) {
+  ::close(open_regular_file(path, what));
+}
+
 std::string read_file(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) throw InputError(path + ": is a folder, expected a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot read file (" + std::strerror(errno) + ")");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw InputError(path + ": read error");
-  return ss.str();
+  int fd = open_regular_file(path);
+  std::string content;
+  char buffer[1 << 16];
+  while (true) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      throw InputError(path + ": read error (" + std::strerror(err) + ")");
+    }
+    if (n == 0) break;
+    content.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return content;
 }
 
 void write_file_atomic(const std::string& path, const std::string& content) {

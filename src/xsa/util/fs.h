@@ -5,7 +5,16 @@
 
 namespace xsa {
 
-// Reads a whole file; throws InputError("<path>: cannot read ...") if missing or unreadable.
+// Opens `path` read-only and returns the descriptor, if it is a regular file (after symlinks); otherwise
+// throws InputError naming the path and what it is ("is a FIFO (named pipe), expected a regular file", a
+// folder, a device, a socket; missing; unreadable). Never blocks: the open is O_NONBLOCK, so a FIFO without
+// a writer is refused at once instead of hanging. Every input file is opened through here.
+int open_regular_file(const std::string& path, const char* what = "file");
+
+// open_regular_file's checks, for inputs checked before any work starts (the descriptor is closed again).
+void require_regular_file(const std::string& path, const char* what = "file");
+
+// Reads a whole regular file (open_regular_file's checks and errors).
 std::string read_file(const std::string& path);
 
 // Writes `content` to `path` via a temporary file in the same folder + fsync + rename + fsync of the

@@ -1,12 +1,14 @@
 #include "xsa/util/sha256.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <vector>
 
 #include "xsa/util/error.h"
+#include "xsa/util/fs.h"
 
 namespace xsa {
 namespace {
@@ -113,15 +115,21 @@ std::string sha256_hex(const std::string& bytes) {
 }
 
 std::string sha256_file_hex(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot read file (" + std::strerror(errno) + ")");
+  int fd = open_regular_file(path);
   Sha256 hasher;
   std::vector<char> chunk(1 << 20);
-  while (in) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    hasher.update(chunk.data(), static_cast<std::size_t>(in.gcount()));
+  while (true) {
+    ssize_t n = ::read(fd, chunk.data(), chunk.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      throw InputError(path + ": read error while hashing (" + std::strerror(err) + ")");
+    }
+    if (n == 0) break;
+    hasher.update(chunk.data(), static_cast<std::size_t>(n));
   }
-  if (in.bad()) throw InputError(path + ": read error while hashing");
+  ::close(fd);
   return hasher.hex_digest();
 }
 

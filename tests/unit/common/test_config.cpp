@@ -243,7 +243,7 @@ TEST(ConfigErrors, UnknownKeys) {
 }
 
 TEST(ConfigErrors, WrongTypes) {
-  expect_error("train: {steps: abc}", "train.steps", {}, "expected an integer >= 1");
+  expect_error("train: {steps: abc}", "train.steps", {}, "expected an integer in [1, 100,000,000]");
   expect_error("train: {steps: 1.5}", "train.steps");
   expect_error("train: {steps: \"300\"}", "train.steps", {}, "quoted");
   expect_error("train: {steps: [1]}", "train.steps", {}, "a list");
@@ -295,6 +295,39 @@ TEST(ConfigErrors, OutOfRange) {
   expect_error("attention: {learned_init: 0}", "attention.learned_init");
   expect_error("attention: {lambda_lr_scale: 0}", "attention.lambda_lr_scale");
   expect_error("attention: {lambda_lr_scale: 1001}", "attention.lambda_lr_scale");
+}
+
+// Every count that sets an amount of work has an upper bound, checked when the config is read: a typo is
+// refused before anything is built. The bound is inclusive and the message gives the range.
+TEST(ConfigErrors, WorkCountsHaveUpperBounds) {
+  struct Bound {
+    const char* section;
+    const char* leaf;
+    long long max;
+    const char* range;
+  };
+  const Bound bounds[] = {
+      {"train", "steps", 100000000, "[1, 100,000,000]"},
+      {"train", "log_interval", 100000000, "[1, 100,000,000]"},
+      {"train", "checkpoint_interval", 100000000, "[0, 100,000,000]"},
+      {"eval", "interval", 100000000, "[1, 100,000,000]"},
+      {"eval", "batches", 10000, "[1, 10,000]"},
+      {"metrics", "bias_interval", 100000000, "[1, 100,000,000]"},
+      {"metrics", "bias_batches", 1000, "[1, 1,000]"},
+      {"sample", "count", 1000, "[0, 1,000]"},
+      {"sample", "tokens", 100000, "[1, 100,000]"},
+      {"data", "seq_len", 1 << 20, "[1, 1,048,576]"},
+      {"runtime", "threads", 1024, "[1, 1,024]"},
+      {"runtime", "workers", 1024, "[1, 1,024]"},
+  };
+  for (const auto& b : bounds) {
+    const std::string key = std::string(b.section) + "." + b.leaf;
+    const std::string at_max = key + "=" + std::to_string(b.max);
+    const std::string above = key + "=" + std::to_string(b.max + 1);
+    // train.steps at its maximum needs warmup_steps <= steps, which the default satisfies.
+    EXPECT_NO_THROW(parse_config("", kSrc, {at_max})) << at_max;
+    expect_error("", key, {above}, std::string("expected an integer in ") + b.range);
+  }
 }
 
 TEST(ConfigErrors, Attention) {

@@ -100,7 +100,7 @@ TEST_F(TokenDataTest, LengthMismatchNamesExpectedAndFound) {
   std::ofstream(dir_ + "/val.bin", std::ios::binary) << "abc";  // odd length
   EXPECT_NE(load_error().find("found 3 bytes"), std::string::npos);
   fs::remove(dir_ + "/val.bin");
-  EXPECT_NE(load_error().find(dir_ + "/val.bin: cannot open token file"), std::string::npos);
+  EXPECT_NE(load_error().find(dir_ + "/val.bin: cannot read token file"), std::string::npos);
 }
 
 // Found by fuzz/fuzz_tokens: expected_tokens * 2 wrapped for a huge count in meta.json, so an empty file

@@ -1,6 +1,7 @@
 // The xsa-prepare executable end to end on the hand-written fixtures: outputs, meta.json, determinism,
 // --decode, --force, and every bad input (exit code 2, one stderr line, nothing left behind).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -222,6 +223,12 @@ TEST_F(PrepareCli, BadInputsFailCleanly) {
   expect_clean_failure(dir, {"--no-such-option"}, "no-such-option");
   expect_clean_failure(dir, {"--train", kTrainA, "--val", kVal}, "--out is required");
   expect_clean_failure(dir, {"--decode", dir / "exists", "5"}, "pieces.json");
+  // Inputs that are not regular files are refused at once (a FIFO without a writer would block a plain open).
+  ASSERT_EQ(::mkfifo((dir / "pipe.txt").c_str(), 0644), 0);
+  expect_clean_failure(dir, args(dir / "pipe.txt"),
+                       dir / "pipe.txt: is a FIFO (named pipe), expected a regular input file");
+  expect_clean_failure(dir, args("/dev/null"), "/dev/null: is a device, expected a regular input file");
+  expect_clean_failure(dir, args(dir / "exists"), dir / "exists: is a folder, expected a regular input file");
 }
 
 }  // namespace
