@@ -1,0 +1,7 @@
+# scripts/download_tinystories.py (the first demo's data) against a local HTTP server on 127.0.0.1 that
+# serves a generated corpus and honours Range: bytes fetched, the cut at a story boundary, resume, a server
+# that ignores Range, and the one-line errors (download_test.py says what each check is).
+add_test(NAME integration.download_head_resume_and_errors
+  COMMAND ${XSA_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/download_test.py ${CMAKE_SOURCE_DIR}
+    ${CMAKE_BINARY_DIR}/test-work/download)
+set_tests_properties(integration.download_head_resume_and_errors PROPERTIES TIMEOUT 300 LABELS "integration")
