@@ -7,15 +7,19 @@
 # system daemons. CI passes it (.ci/run).
 # `--sanitizers` also installs clang and its compiler-rt (AddressSanitizer, UndefinedBehaviorSanitizer and
 # libFuzzer runtimes) for the sanitizer and fuzz builds (scripts/sanitize_build.sh calls it).
+# `--notebook` also installs Jupyter (the notebook server, nbconvert, the Python kernel) and Chromium, for
+# notebooks/tour.ipynb and its headless check (scripts/notebook.sh; CI passes it).
 set -euo pipefail
 
 WITH_SLURM=0
 WITH_SANITIZERS=0
+WITH_NOTEBOOK=0
 for arg in "$@"; do
   case "$arg" in
     --slurm) WITH_SLURM=1 ;;
     --sanitizers) WITH_SANITIZERS=1 ;;
-    *) echo "setup: unknown argument '$arg' (expected --slurm or --sanitizers)" >&2; exit 2 ;;
+    --notebook) WITH_NOTEBOOK=1 ;;
+    *) echo "setup: unknown argument '$arg' (expected --slurm, --sanitizers or --notebook)" >&2; exit 2 ;;
   esac
 done
 
@@ -26,10 +30,12 @@ PACKAGES=(
   libsentencepiece-dev sentencepiece
   googletest libgtest-dev
   python3 python3-torch python3-numpy python3-matplotlib
+  protobuf-compiler python3-protobuf python3-crcmod  # the tests' independent TensorBoard decoder only
 )
 # Slurm 22.05 from Debian 12; the test starts its own private single-node cluster (no systemd).
 [ "$WITH_SLURM" = 1 ] && PACKAGES+=(munge slurmctld slurmd slurm-client)
 [ "$WITH_SANITIZERS" = 1 ] && PACKAGES+=(clang-14 libclang-rt-14-dev)
+[ "$WITH_NOTEBOOK" = 1 ] && PACKAGES+=(jupyter-notebook jupyter-nbconvert python3-ipykernel chromium)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

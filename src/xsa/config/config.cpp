@@ -355,6 +355,8 @@ const std::vector<Key>& keys() {
     k.push_back(count_key("runtime.threads", XSA_FIELD(c.runtime.threads), 1, 1024));
     k.push_back(count_key("runtime.workers", XSA_FIELD(c.runtime.workers), 1, 1024));
     k.push_back(string_key("runtime.precision", XSA_FIELD(c.runtime.precision), {"fp32", "bf16", "auto"}));
+
+    k.push_back(bool_key("log.tensorboard", XSA_FIELD(c.log.tensorboard)));
     return k;
   }();
   return table;

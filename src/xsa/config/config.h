@@ -100,6 +100,11 @@ struct RuntimeConfig {
   std::string precision = "fp32";
 };
 
+// What xsa-train writes besides results.json and log.jsonl (README "TensorBoard").
+struct LogConfig {
+  bool tensorboard = true;  // <run>/tensorboard/<variant>/events.out.tfevents.* as training goes
+};
+
 struct Config {
   std::string name = "default";
   std::uint64_t seed = 1337;  // model init seed; the batch-order seed is derived from it
@@ -111,6 +116,7 @@ struct Config {
   MetricsConfig metrics;
   SampleConfig sample;
   RuntimeConfig runtime;
+  LogConfig log;
   std::string source;  // file the config came from (for messages); not a key
 };
 

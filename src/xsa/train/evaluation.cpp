@@ -19,7 +19,8 @@ torch::Tensor make_batch(const TokenFile& file, const std::uint64_t* starts, std
 }
 
 std::vector<double> window_losses(Gpt& model, const TokenFile& file, const std::vector<std::uint64_t>& starts,
-                                  int seq_len, int batch_size) {
+                                  int seq_len, int batch_size,
+                                  const std::function<void(std::size_t, std::size_t)>& on_batch) {
   torch::NoGradGuard no_grad;
   std::vector<double> losses;
   losses.reserve(starts.size());
@@ -30,6 +31,7 @@ std::vector<double> window_losses(Gpt& model, const TokenFile& file, const std::
     auto per_window = model->token_losses(x, y).mean(1).to(torch::kDouble).contiguous();  // (n)
     const double* p = per_window.data_ptr<double>();
     losses.insert(losses.end(), p, p + n);
+    if (on_batch) on_batch(losses.size(), starts.size());
   }
   return losses;
 }

@@ -4,6 +4,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "xsa/data/token_data.h"
@@ -16,8 +17,10 @@ namespace xsa {
 torch::Tensor make_batch(const TokenFile& file, const std::uint64_t* starts, std::int64_t count, int seq_len);
 
 // Mean next-token loss of each window, in `starts` order, `batch_size` windows at a time.
+// on_batch (optional) is called after each batch with (windows done, windows in all), for progress lines.
 std::vector<double> window_losses(Gpt& model, const TokenFile& file, const std::vector<std::uint64_t>& starts,
-                                  int seq_len, int batch_size);
+                                  int seq_len, int batch_size,
+                                  const std::function<void(std::size_t, std::size_t)>& on_batch = {});
 
 // Bias metrics of every layer, window-weighted means over the windows at `starts`. lambda_per_head is
 // filled when `with_lambda_per_head` (learned / gate variants).

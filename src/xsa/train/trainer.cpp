@@ -31,6 +31,7 @@
 #include "xsa/util/fs.h"
 #include "xsa/util/progress.h"
 #include "xsa/util/stop_signal.h"
+#include "xsa/util/tensorboard.h"
 #include "xsa/util/timing.h"
 
 namespace xsa {
@@ -89,6 +90,7 @@ struct Shared {
   std::vector<std::uint64_t> eval_starts;  // fixed validation windows for periodic evaluation
   std::vector<std::uint64_t> bias_starts;  // fixed validation windows for bias metrics
   Precision precision = Precision::kFp32;  // runtime.precision resolved for this CPU
+  bool resumed = false;                    // --resume: earlier event files may hold points to drop
 };
 
 // One variant's run: builds its model, runs the step loop, records evaluations, checkpoints and the
@@ -139,6 +141,7 @@ class VariantRun {
     TrainWindowSampler sampler(s_.data.train->size(), T, batch_order_seed(cfg.seed));
 
     if (stop_requested()) throw StoppedAtStepBoundary{};  // not started (or resumed) yet: nothing new to save
+    open_event_file();
     if (step_ == 0) record_eval_and_bias(0);
     while (step_ < steps) {
       if (s_.abort.load()) throw Aborted{};
@@ -168,6 +171,11 @@ class VariantRun {
                        {"lr", lr},
                        {"grad_norm", outcome.grad_norm},
                        {"ms", ms}});
+        // tokens_per_s of this step, from the same numbers log.jsonl holds (B, T and ms).
+        write_scalars({{"train/loss", outcome.loss},
+                       {"train/lr", lr},
+                       {"train/grad_norm", outcome.grad_norm},
+                       {"train/tokens_per_s", 1e3 * B * T / ms}});
       }
       s_.board.update(index_, step_, outcome.loss, recent_tokens_per_s());
       if (step_ % cfg.eval.interval == 0 || step_ % cfg.metrics.bias_interval == 0 || step_ == steps) {
@@ -234,13 +242,41 @@ class VariantRun {
     const auto& cfg = s_.cfg;
     PrecisionScope mixed(s_.precision);
     const int T = cfg.data.seq_len, B = cfg.train.batch_size;
+    std::vector<std::pair<std::string, double>> scalars;
     if (step % cfg.eval.interval == 0 || step == cfg.train.steps) {
       record_.eval.push_back({step, mean_or_zero(window_losses(model_, *s_.data.val, s_.eval_starts, T, B))});
+      scalars.push_back({"val/loss", record_.eval.back().val_loss});
     }
     if (step % cfg.metrics.bias_interval == 0 || step == cfg.train.steps) {
       const bool per_head = spec_.kind != VariantSpec::Kind::kFixed;
       record_.bias.push_back({step, measure_bias(model_, *s_.data.val, s_.bias_starts, T, B, per_head)});
+      for (const auto& layer : record_.bias.back().layers) {
+        const std::string suffix = "/layer" + std::to_string(layer.layer);
+        for (const auto& metric : report::kBiasMetrics)
+          scalars.push_back({std::string("bias/") + metric.key + suffix, layer.*metric.member});
+        if (!layer.lambda_per_head.empty())
+          scalars.push_back({"attention/lambda" + suffix, report::mean(layer.lambda_per_head)});
+      }
     }
+    write_scalars(scalars);
+  }
+
+  // TensorBoard (log.tensorboard): one event file per run and process. A resumed run marks the step it
+  // continues from (SessionLog START at step_ + 1, or 0 when it starts over), so TensorBoard drops the points
+  // an interrupted process wrote after its last checkpoint instead of showing them twice.
+  void open_event_file() {
+    if (!s_.cfg.log.tensorboard) return;
+    std::optional<std::int64_t> purge_from;
+    if (s_.resumed) purge_from = step_ > 0 ? step_ + 1 : 0;
+    events_ =
+        std::make_unique<tensorboard::EventWriter>(s_.out_dir + "/tensorboard/" + spec_.name(), purge_from);
+  }
+  void write_scalars(const std::vector<std::pair<std::string, double>>& values) {
+    if (!events_ || values.empty()) return;
+    std::vector<std::pair<std::string, float>> as_float;
+    for (const auto& [tag, v] : values) as_float.push_back({tag, static_cast<float>(v)});
+    events_->scalars(step_, as_float);
+    events_->flush();  // live: TensorBoard shows a point as soon as it is logged
   }
 
   std::vector<std::string> generate_samples() {
@@ -249,6 +285,7 @@ class VariantRun {
     const std::int64_t bos = s_.data.meta.bos_id, eos = s_.data.meta.eos_id;
     std::vector<std::string> out;
     for (int k = 0; k < sc.count; ++k) {
+      s_.board.phase(index_, "sampling " + std::to_string(k + 1) + "/" + std::to_string(sc.count));
       std::vector<std::int64_t> ids = generate(model_, {bos}, sc, {bos, eos}, gen);
       out.push_back(s_.decoder.decode(std::vector<int>(ids.begin() + 1, ids.end())));
     }
@@ -261,8 +298,11 @@ class VariantRun {
     auto all_windows = evenly_spaced_windows(s_.data.val->size(), cfg.data.seq_len, UINT64_MAX);
     {
       PrecisionScope mixed(s_.precision);
-      window_losses_ =
-          window_losses(model_, *s_.data.val, all_windows, cfg.data.seq_len, cfg.train.batch_size);
+      window_losses_ = window_losses(model_, *s_.data.val, all_windows, cfg.data.seq_len,
+                                     cfg.train.batch_size, [this](std::size_t done, std::size_t total) {
+                                       s_.board.phase(index_, "final eval " + std::to_string(done) + "/" +
+                                                                  std::to_string(total) + " windows");
+                                     });
     }
     double train_time_s = 0;
     for (double ms : step_ms_) train_time_s += ms / 1e3;
@@ -283,9 +323,11 @@ class VariantRun {
     timing.step_ms_median = step_ms_.empty() ? 0.0 : report::median(step_ms_);
     record_.timing = timing;
     finished_ = true;
+    s_.board.phase(index_, "done");
   }
 
   void save(double wall_s) {
+    if (events_) events_->flush();  // every point up to this checkpoint is on disk before it is
     wall_s_ = wall_s;
     make_directories(s_.out_dir + "/checkpoints");
     save_checkpoint(checkpoint_path(), model_, *optimizer_, s_.identity, progress());
@@ -296,6 +338,7 @@ class VariantRun {
   Shared& s_;
   Gpt model_{nullptr};
   std::unique_ptr<torch::optim::AdamW> optimizer_;
+  std::unique_ptr<tensorboard::EventWriter> events_;  // null with log.tensorboard false
   report::RunResult record_;  // what results.json will hold for this run, filled as training goes
   int step_ = 0;
   std::vector<double> step_ms_;
@@ -405,7 +448,8 @@ report::ExperimentResult run_paired_experiment(const Config& cfg, const TokenDat
                 abort,
                 eval_starts,
                 bias_starts,
-                precision.precision};
+                precision.precision,
+                options.resume};
   std::vector<std::unique_ptr<VariantRun>> runs;
   std::map<std::string, int> resume_step;
   for (size_t i = 0; i < cfg.attention.variants.size(); ++i) {
@@ -423,6 +467,7 @@ report::ExperimentResult run_paired_experiment(const Config& cfg, const TokenDat
     // Starting over (--force): a finished run's results must not outlive its config and log.
     std::filesystem::remove(options.out_dir + "/results.json");
     std::filesystem::remove_all(options.out_dir + "/checkpoints");
+    std::filesystem::remove_all(options.out_dir + "/tensorboard");
   }
   write_file_atomic(options.out_dir + "/config.yaml", options.config_yaml);
   if (options.resume) {
