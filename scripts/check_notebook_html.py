@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Opens an executed notebook's HTML in headless Chromium and checks what a reader would see: every figure
+loaded and is not blank (drawn into a canvas in the page: more than one colour), at least N of them, and no
+output is an error or stderr text. Optionally saves a screenshot of the page.
+
+Usage: check_notebook_html.py HTML --figures N [--screenshot PNG]
+Exit codes: 0 checks passed, 1 a check failed (one line each), 2 bad arguments or Chromium failed.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+# Runs in the page once it has loaded: every <img> loaded and non-blank, error and stderr outputs counted.
+PROBE = """
+<script>
+window.addEventListener('load', () => {
+  const images = Array.from(document.images).map((img, i) => {
+    const c = document.createElement('canvas');
+    c.width = img.naturalWidth; c.height = img.naturalHeight;
+    let colours = 0;
+    if (img.complete && img.naturalWidth > 0) {
+      const ctx = c.getContext('2d');
+      ctx.drawImage(img, 0, 0);
+      const px = ctx.getImageData(0, 0, c.width, c.height).data, seen = new Set();
+      for (let k = 0; k < px.length && seen.size < 3; k += 4) seen.add(px[k] + ',' + px[k + 1] + ',' + px[k + 2]);
+      colours = seen.size;
+    }
+    return {index: i, loaded: img.complete && img.naturalWidth > 0, width: img.naturalWidth, colours: colours};
+  });
+  const errors = document.querySelectorAll(
+      '.output_error, .output_stderr, [data-mime-type="application/vnd.jupyter.stderr"]').length;
+  const pre = document.createElement('pre');
+  pre.id = 'xsa-check';
+  pre.textContent = JSON.stringify({images: images, errors: errors});
+  document.body.appendChild(pre);
+});
+</script>
+"""
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--hide-scrollbars"]
+
+
+def chromium(args, profile):
+    cmd = ["chromium", *CHROMIUM_FLAGS, "--user-data-dir=" + profile, *args]
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        sys.exit("check_notebook_html: error: chromium failed to run (%s)" % e)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("html")
+    parser.add_argument("--figures", type=int, required=True, help="figures the notebook must show")
+    parser.add_argument("--screenshot")
+    args = parser.parse_args()
+    if not os.path.isfile(args.html):
+        print("check_notebook_html: error: %s: not a file" % args.html, file=sys.stderr)
+        return 2
+    html = open(args.html, encoding="utf-8").read()
+    work = tempfile.mkdtemp(prefix="xsa-nb-check.")
+    try:
+        probed = os.path.join(work, "probed.html")
+        with open(probed, "w", encoding="utf-8") as f:
+            f.write(html.replace("</body>", PROBE + "</body>") if "</body>" in html else html + PROBE)
+        r = chromium(["--virtual-time-budget=20000", "--dump-dom", "file://" + probed], os.path.join(work, "p1"))
+        match = re.search(r'<pre id="xsa-check">(.*?)</pre>', r.stdout, re.S)
+        if not match:
+            print("check_notebook_html: error: the page did not report (chromium exit %d: %s)"
+                  % (r.returncode, r.stderr.strip().splitlines()[-1:] or ""), file=sys.stderr)
+            return 2
+        report = json.loads(match.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+        images = report["images"]
+        failures = []
+        if len(images) < args.figures:
+            failures.append("%d figures, expected at least %d" % (len(images), args.figures))
+        for img in images:
+            if not img["loaded"]:
+                failures.append("figure %d did not load" % img["index"])
+            elif img["colours"] < 2:
+                failures.append("figure %d is blank (%d px wide, one colour)" % (img["index"], img["width"]))
+        if report["errors"]:
+            failures.append("%d error or stderr outputs" % report["errors"])
+        if args.screenshot:
+            target = os.path.abspath(args.screenshot)
+            r = chromium(["--window-size=1100,7000", "--virtual-time-budget=10000", "--screenshot=" + target,
+                          "file://" + os.path.abspath(args.html)], os.path.join(work, "p2"))
+            if r.returncode != 0 or not os.path.exists(target):
+                failures.append("no screenshot written (chromium exit %d)" % r.returncode)
+            else:
+                print("check_notebook_html: screenshot %s" % args.screenshot)
+        for f in failures:
+            print("check_notebook_html: FAILED: " + f)
+        print("check_notebook_html: %d figures rendered, %d blank or missing, %d error outputs"
+              % (len(images), sum(1 for i in images if not i["loaded"] or i["colours"] < 2), report["errors"]))
+        return 1 if failures else 0
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

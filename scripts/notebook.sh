@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Executes notebooks/tour.ipynb headless (jupyter nbconvert --execute, bounded in time) into build/notebook/,
+# then opens the HTML in headless Chromium and checks that every figure rendered (loaded, not blank) and that
+# no cell wrote an error (scripts/check_notebook_html.py). With --screenshot PNG it also saves a screenshot
+# of the executed notebook (the README's is docs/images/tour.png). Needs scripts/setup.sh --notebook
+# (Debian's jupyter-nbconvert, python3-ipykernel, chromium) and a build (scripts/build.sh).
+# Part 3 trains on $XSA_TOUR_DATA or data/tinystories, else on a generated corpus; $XSA_TOUR_STEPS steps.
+# Usage: scripts/notebook.sh [--screenshot PNG]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+screenshot=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --screenshot) [ $# -ge 2 ] || { echo "notebook: error: --screenshot needs a file" >&2; exit 2; }; screenshot="$2"; shift ;;
+    *) echo "notebook: error: unknown argument '$1' (expected --screenshot PNG)" >&2; exit 2 ;;
+  esac
+  shift
+done
+for tool in jupyter-nbconvert chromium; do
+  command -v "$tool" >/dev/null || { echo "notebook: error: $tool not found (bash scripts/setup.sh --notebook)" >&2; exit 2; }
+done
+[ -x build/xsa-train ] || { echo "notebook: error: build/xsa-train not found (bash scripts/build.sh)" >&2; exit 2; }
+out=build/notebook
+mkdir -p "$out"
+start=$(date +%s)
+# Debian's python (matplotlib, ipykernel) runs the kernel, whatever python3 comes first on PATH.
+PATH=/usr/bin:$PATH XSA_BUILD="$PWD/build" PYDEVD_DISABLE_FILE_VALIDATION=1 timeout 900 jupyter-nbconvert --to html --execute \
+  --ExecutePreprocessor.timeout=600 --output-dir "$out" --output tour notebooks/tour.ipynb
+echo "notebook: executed in $(( $(date +%s) - start )) s -> $out/tour.html"
+/usr/bin/python3 scripts/check_notebook_html.py "$out/tour.html" --figures 6 ${screenshot:+--screenshot "$screenshot"}
