@@ -98,7 +98,7 @@ def main():
                 print("check_notebook_html: screenshot %s" % args.screenshot)
         for f in failures:
             print("check_notebook_html: FAILED: " + f)
-        print("check_notebook_html: %d figures rendered, %d blank or missing, %d error outputs"
+        print("check_notebook_html: %d figures, %d of them blank or not loaded, %d error outputs"
               % (len(images), sum(1 for i in images if not i["loaded"] or i["colours"] < 2), report["errors"]))
         return 1 if failures else 0
     finally:
