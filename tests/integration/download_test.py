@@ -12,27 +12,19 @@ Usage: download_test.py SOURCE_DIR WORK_DIR
 import http.server
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
 import threading
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checklist import Checklist  # noqa: E402
+
 SRC, WORK = sys.argv[1], sys.argv[2]
 SCRIPT = os.path.join(SRC, "scripts", "download_tinystories.py")
 STORY_END = b"\n<|endoftext|>\n"
 MIB = 1 << 20
-failures = []
-
-
-def check(condition, what):
-    print(("ok: " if condition else "FAILED: ") + what)
-    if not condition:
-        failures.append(what)
-
-
-shutil.rmtree(WORK, ignore_errors=True)
-os.makedirs(WORK)
+check = Checklist("download_test", WORK)
 corpus = os.path.join(WORK, "served")
 subprocess.run([sys.executable, os.path.join(SRC, "tests", "support", "make_stories.py"), "--out", corpus,
                 "--single-files", "--train-stories", "6000", "--val-stories", "200"], check=True)
@@ -184,7 +176,4 @@ r = run(os.path.join(WORK, "bad"), "--train-mib", "0")
 check(r.returncode == 2 and "--train-mib 0 is out of range" in r.stderr, "--train-mib 0 is refused with exit 2")
 
 server.shutdown()
-if failures:
-    print("download_test: %d check(s) failed" % len(failures))
-    sys.exit(1)
-print("download_test: all checks passed")
+check.finish()

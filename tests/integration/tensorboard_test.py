@@ -20,25 +20,17 @@ import glob
 import importlib
 import json
 import os
-import shutil
 import struct
 import subprocess
 import sys
 
 import crcmod.predefined
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checklist import Checklist  # noqa: E402
+
 TRAIN, DATA, WORK = sys.argv[1:4]
-failures = []
-
-
-def check(condition, what):
-    print(("ok: " if condition else "FAILED: ") + what)
-    if not condition:
-        failures.append(what)
-
-
-shutil.rmtree(WORK, ignore_errors=True)
-os.makedirs(WORK)
+check = Checklist("tensorboard_test", WORK)
 
 PROTO = """
 syntax = "proto3";
@@ -217,7 +209,4 @@ r = train(off, "--set", "log.tensorboard=false")
 check(r.returncode == 0 and not os.path.exists(os.path.join(off, "tensorboard")),
       "log.tensorboard=false writes no tensorboard folder")
 
-if failures:
-    print("tensorboard_test: %d check(s) failed" % len(failures))
-    sys.exit(1)
-print("tensorboard_test: all checks passed")
+check.finish()
