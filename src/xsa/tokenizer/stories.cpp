@@ -81,7 +81,6 @@ StoryFile read_story_file(const std::string& path, const std::string& split) {
   const bool is_text = ends_with(path, ".txt");
   const bool is_json = ends_with(path, ".json");
   if (!path_exists(path)) throw InputError(path + ": input file not found");
-  require_regular_file(path, "input file");
   if (!is_text && !is_json) {
     throw InputError(path + ": unknown input format, expected a .txt file (stories separated by " +
                      std::string(kStorySeparator) + " lines) or a .json shard");

@@ -8,8 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <vector>
 
 #include "xsa/util/error.h"
 
@@ -58,12 +57,11 @@ void require_regular_file(const std::string& path, const char* what) {
   ::close(open_regular_file(path, what));
 }
 
-std::string read_file(const std::string& path) {
+void read_file_blocks(const std::string& path, const std::function<void(const char*, std::size_t)>& consume) {
   int fd = open_regular_file(path);
-  std::string content;
-  char buffer[1 << 16];
+  std::vector<char> block(1 << 16);
   while (true) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    ssize_t n = ::read(fd, block.data(), block.size());
     if (n < 0) {
       if (errno == EINTR) continue;
       int err = errno;
@@ -71,9 +69,14 @@ std::string read_file(const std::string& path) {
       throw InputError(path + ": read error (" + std::strerror(err) + ")");
     }
     if (n == 0) break;
-    content.append(buffer, static_cast<std::size_t>(n));
+    consume(block.data(), static_cast<std::size_t>(n));
   }
   ::close(fd);
+}
+
+std::string read_file(const std::string& path) {
+  std::string content;
+  read_file_blocks(path, [&](const char* data, std::size_t size) { content.append(data, size); });
   return content;
 }
 

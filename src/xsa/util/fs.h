@@ -1,6 +1,8 @@
 #pragma once
 // File helpers with errors that name the file. Results are always written atomically.
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace xsa {
@@ -13,6 +15,10 @@ int open_regular_file(const std::string& path, const char* what = "file");
 
 // open_regular_file's checks, for inputs checked before any work starts (the descriptor is closed again).
 void require_regular_file(const std::string& path, const char* what = "file");
+
+// Reads a regular file (open_regular_file's checks and errors) block by block, handing each block to
+// `consume`; a read error is an InputError naming the file. read_file and the file hash go through here.
+void read_file_blocks(const std::string& path, const std::function<void(const char*, std::size_t)>& consume);
 
 // Reads a whole regular file (open_regular_file's checks and errors).
 std::string read_file(const std::string& path);

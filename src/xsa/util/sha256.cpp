@@ -1,13 +1,8 @@
 #include "xsa/util/sha256.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <vector>
 
-#include "xsa/util/error.h"
 #include "xsa/util/fs.h"
 
 namespace xsa {
@@ -115,21 +110,8 @@ std::string sha256_hex(const std::string& bytes) {
 }
 
 std::string sha256_file_hex(const std::string& path) {
-  int fd = open_regular_file(path);
   Sha256 hasher;
-  std::vector<char> chunk(1 << 20);
-  while (true) {
-    ssize_t n = ::read(fd, chunk.data(), chunk.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      throw InputError(path + ": read error while hashing (" + std::strerror(err) + ")");
-    }
-    if (n == 0) break;
-    hasher.update(chunk.data(), static_cast<std::size_t>(n));
-  }
-  ::close(fd);
+  read_file_blocks(path, [&](const char* data, std::size_t size) { hasher.update(data, size); });
   return hasher.hex_digest();
 }
 
