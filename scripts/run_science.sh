@@ -7,28 +7,33 @@
 # build/xsa-train with configs/default.yaml afresh, so a config key added by a newer commit before the binary is
 # rebuilt fails the points that start in between (seen here: 19 points failed in seconds, "unknown key").
 #
-# Usage: scripts/run_science.sh [--lanes 2|1] [--only NAME[,NAME...]]
-#   --lanes 2 (default): two sweeps side by side with one worker each (a 2-core machine), in two queues:
+# Usage: scripts/run_science.sh [--round 2|1] [--lanes 2|1] [--only NAME[,NAME...]]
+#   --round 2 (default): the second round (README "Findings", questions 5-8): lr_control, then size_s2.
+#             Both lanes take the same queue and share its points (claims: each point is trained once), so
+#             the short, first-priority sweep finishes first.
+#   --round 1: the first round's sweeps (all finished and committed; a rerun only rewrites their summaries):
 #             lane A budget_300 -> budget_1200 -> budget_2400,
 #             lane B seqlen_tokens -> lambda_lr -> seqlen_fixed_batch -> budget_2400.
-#             The short sweeps go first so whole cells finish early; both lanes end in budget_2400, the
-#             largest, and share its points (claims: each point is trained once), so neither idles long.
-#   --lanes 1: every sweep one after another with --workers 2, short sweeps first as above.
+#   --lanes 2 (default): two sweeps side by side with one worker each (a 2-core machine);
+#   --lanes 1: the queue one sweep after another with --workers 2.
 #   --only:   just these sweeps (names of configs/science/*.yaml), one after another.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 lanes=2
+round=2
 only=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --lanes) lanes="${2:-}"; shift 2 ;;
+    --round) round="${2:-}"; shift 2 ;;
     --only) only="${2:-}"; shift 2 ;;
-    -h|--help) sed -n 2,17p "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n 2,19p "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run_science: error: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 case "$lanes" in 1|2) ;; *) echo "run_science: error: --lanes '$lanes', expected 1 or 2" >&2; exit 2 ;; esac
+case "$round" in 1|2) ;; *) echo "run_science: error: --round '$round', expected 1 or 2" >&2; exit 2 ;; esac
 
 [ -x build/xsa-sweep ] && [ -x build/xsa-train ] || { bash scripts/setup.sh && bash scripts/build.sh; } || exit 1
 bash scripts/prepare_data.sh || exit 1
@@ -62,14 +67,25 @@ lane() {  # lane WORKERS NAME...: sweeps one after another; a failed point does 
   return $rc
 }
 
+# queues: lane A's and lane B's sweeps of the chosen round (--lanes 1 runs lane A's, then lane B's new ones).
+if [ "$round" = 1 ]; then
+  queue_a=(budget_300 budget_1200 budget_2400)
+  queue_b=(seqlen_tokens lambda_lr seqlen_fixed_batch budget_2400)
+else
+  queue_a=(lr_control size_s2)
+  queue_b=(lr_control size_s2)
+fi
+
 if [ -n "$only" ]; then
   lane "$lanes" ${only//,/ }
 elif [ "$lanes" = 1 ]; then
-  lane 2 budget_300 seqlen_tokens lambda_lr seqlen_fixed_batch budget_1200 budget_2400
+  queue=("${queue_a[@]}")
+  for name in "${queue_b[@]}"; do [[ " ${queue[*]} " == *" $name "* ]] || queue+=("$name"); done
+  lane 2 "${queue[@]}"
 else
-  lane 1 budget_300 budget_1200 budget_2400 &
+  lane 1 "${queue_a[@]}" &
   a=$!
-  lane 1 seqlen_tokens lambda_lr seqlen_fixed_batch budget_2400 &
+  lane 1 "${queue_b[@]}" &
   b=$!
   rc=0
   wait $a || rc=1

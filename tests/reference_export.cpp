@@ -100,6 +100,11 @@ std::vector<Case> make_cases() {
     c.attention.layers = {0};
     c.variant_values = {0.3f, 1.2f};
   });
+  add("tanh_gate_init_rope_tied", kind_only(Kind::kTanhGate), [](Case&) {});
+  add("tanh_gate_perhead_layer1_only", kind_only(Kind::kTanhGate), [](Case& c) {
+    c.attention.layers = {1};
+    c.variant_values = {0.9f, -0.6f};  // α per head: λ = tanh(α) ≈ 0.72, -0.54
+  });
   add("sa_rope_tied_w15", fixed(0.0, true), [](Case& c) { c.weight_scale = 15.0; });
   add("xsa_rope_untied_w15", fixed(1.0, true), [](Case& c) {
     c.model.tie_embeddings = false;
@@ -212,9 +217,7 @@ json run_case(const Case& c, const std::string& out_dir) {
   cfg.model = c.model;
   cfg.attention = c.attention;
   cfg.train.batch_size = kBatch;
-  const char* kind = c.variant.kind == xsa::VariantSpec::Kind::kFixed     ? "fixed"
-                     : c.variant.kind == xsa::VariantSpec::Kind::kLearned ? "learned"
-                                                                          : "gate";
+  const char* kind = xsa::variant_kind_name(c.variant.kind);
   return {{"name", c.name},
           {"dir", c.name},
           {"config", xsa::config_to_json(cfg)},

@@ -12,7 +12,8 @@ uses einsum, and the bias metrics use explicit masks. Parameter names equal the 
 Attention per head h, with causal softmax weights a_ij (j <= i):
     y_i = sum_j a_ij v_j
     z_i = y_i - lambda_h (y_i . v^_i) v^_i,   v^_i = v_i / max(|v_i|, 1e-6)
-lambda_h is fixed (0 = SA, 1 = XSA), sigmoid(theta_h) ("learned") or g_h ("gate").
+lambda_h is fixed (0 = SA, 1 = XSA), sigmoid(theta_h) ("learned"), g_h ("gate") or tanh(alpha_h)
+("tanh_gate").
 
 Works in any floating dtype: the check runs it in float64, the reference trainer in float32.
 """
@@ -112,7 +113,8 @@ def exclusive(y, v, lam):
 
 class Attention(nn.Module):
     def __init__(self, d_model, n_head, d_head, kind="fixed", lam=0.0):
-        """kind: "fixed" (lam = the lambda), "learned" (lam = initial lambda) or "gate" (gates start at 0)."""
+        """kind: "fixed" (lam = the lambda), "learned" (lam = initial lambda), "gate" or "tanh_gate" (both
+        start at 0)."""
         super().__init__()
         self.n_head, self.d_head, self.kind, self.lam = n_head, d_head, kind, lam
         self.qkv = nn.Linear(d_model, 3 * n_head * d_head, bias=False)  # rows: all q heads, all k, all v
@@ -121,12 +123,16 @@ class Attention(nn.Module):
             self.xsa_theta = nn.Parameter(torch.full((n_head,), math.log(lam / (1.0 - lam))))
         elif kind == "gate":
             self.xsa_gate = nn.Parameter(torch.zeros(n_head))
+        elif kind == "tanh_gate":
+            self.xsa_alpha = nn.Parameter(torch.zeros(n_head))
 
     def head_lambdas(self, like):
         if self.kind == "learned":
             return torch.sigmoid(self.xsa_theta)
         if self.kind == "gate":
             return self.xsa_gate
+        if self.kind == "tanh_gate":
+            return torch.tanh(self.xsa_alpha)
         return torch.full((self.n_head,), float(self.lam), dtype=like.dtype)
 
     def forward(self, x, rope=None, probe=None):
@@ -184,7 +190,7 @@ class Block(nn.Module):
 
 class GPT(nn.Module):
     """cfg: the "model" section of an xsa config (n_layer, d_model, n_head, d_head, mlp_ratio, pos,
-    embed_norm, tie_embeddings). variant: ("fixed", lam) | ("learned", initial lam) | ("gate", None).
+    embed_norm, tie_embeddings). variant: ("fixed", lam) | ("learned", initial lam) | ("gate", None) | ("tanh_gate", None).
     layers: the layers the variant applies to (None or empty = all); the others are SA."""
 
     def __init__(self, cfg, vocab_size, max_len, variant=("fixed", 0.0), layers=None):
@@ -211,7 +217,7 @@ class GPT(nn.Module):
         residual_std = 0.02 / math.sqrt(2 * self.cfg["n_layer"])
         with torch.no_grad():
             for name, p in self.named_parameters():
-                if name.endswith("xsa_theta") or name.endswith("xsa_gate"):
+                if name.endswith(("xsa_theta", "xsa_gate", "xsa_alpha")):
                     continue  # keep their documented initial values
                 if "ln_" in name:
                     p.fill_(1.0 if name.endswith("weight") else 0.0)

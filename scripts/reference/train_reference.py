@@ -45,7 +45,7 @@ def parse_args():
     ap.add_argument("--pos", choices=["rope", "learned"], default="rope")
     ap.add_argument("--no-embed-norm", action="store_true")
     ap.add_argument("--untied", action="store_true")
-    ap.add_argument("--variants", default="sa,xsa", help="comma list: sa, xsa, a number lambda, learned, gate")
+    ap.add_argument("--variants", default="sa,xsa", help="comma list: sa, xsa, a number lambda, learned, gate, tanh_gate")
     ap.add_argument("--learned-init", type=float, default=0.5)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--min-lr", type=float, default=1e-4)
@@ -121,8 +121,8 @@ def parse_variant(text):
         return "xsa", ("fixed", 1.0)
     if text == "learned":
         return "learned", ("learned", args.learned_init)
-    if text == "gate":
-        return "gate", ("gate", None)
+    if text in ("gate", "tanh_gate"):
+        return text, (text, None)
     lam = float(text)
     return f"lambda={text}", ("fixed", lam)
 

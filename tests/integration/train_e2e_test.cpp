@@ -200,11 +200,12 @@ TEST_F(TrainE2E, LambdaZeroIsBitIdenticalToSa) {
 }
 
 TEST_F(TrainE2E, LearnedLambdaGateAndLayerSubsetRunEndToEnd) {
-  json r = train_ok("run", {"attention.variants=[sa, learned, gate, 0.5]", "attention.layers=[1]",
+  json r = train_ok("run", {"attention.variants=[sa, learned, gate, 0.5, tanh_gate]", "attention.layers=[1]",
                             "attention.learned_init=0.25"});
-  ASSERT_EQ(r["runs"].size(), 4u);
+  ASSERT_EQ(r["runs"].size(), 5u);
   for (const auto& run : r["runs"]) EXPECT_EQ(run["init_checksum"], r["runs"][0]["init_checksum"]);
-  EXPECT_EQ(r["comparisons"].size(), 3u);
+  EXPECT_EQ(r["comparisons"].size(), 4u);
+  EXPECT_EQ(r["config"]["attention"]["impl"], "explicit");
   const json& learned = r["runs"][1];
   const json& gate = r["runs"][2];
   EXPECT_EQ(learned["variant_spec"]["kind"], "learned");
@@ -218,6 +219,17 @@ TEST_F(TrainE2E, LearnedLambdaGateAndLayerSubsetRunEndToEnd) {
   double moved = 0;
   for (double g : last_gate) moved += std::abs(g);
   EXPECT_GT(moved, 0.0) << "the gate never left zero";
+  // tanh_gate: recorded as its own kind, starts at λ = tanh(0) = 0, learns, and stays inside (-1, 1).
+  const json& tanh_gate = r["runs"][4];
+  EXPECT_EQ(tanh_gate["variant"], "tanh_gate");
+  EXPECT_EQ(tanh_gate["variant_spec"]["kind"], "tanh_gate");
+  for (double g : tanh_gate["bias"][0]["layers"][1]["lambda_per_head"]) EXPECT_EQ(g, 0.0);
+  double tanh_moved = 0;
+  for (double g : tanh_gate["bias"].back()["layers"][1]["lambda_per_head"]) {
+    EXPECT_LT(std::abs(g), 1.0);
+    tanh_moved += std::abs(g);
+  }
+  EXPECT_GT(tanh_moved, 0.0) << "the tanh gate never left zero";
   // attention.layers=[1]: layer 0 stays SA (z = y), layer 1 is modified.
   const json& fixed_half = r["runs"][3]["bias"].back()["layers"];
   EXPECT_DOUBLE_EQ(fixed_half[0]["cos_y_v"].get<double>(), fixed_half[0]["cos_z_v"].get<double>());

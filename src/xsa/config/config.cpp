@@ -37,6 +37,8 @@ const char* variant_kind_name(VariantSpec::Kind kind) {
       return "learned";
     case VariantSpec::Kind::kGate:
       return "gate";
+    case VariantSpec::Kind::kTanhGate:
+      return "tanh_gate";
     case VariantSpec::Kind::kFixed:
       break;
   }
@@ -135,7 +137,7 @@ std::optional<bool> as_bool(const YAML::Node& n) {
   return std::nullopt;
 }
 
-// Parses one variant spelling: sa | xsa | learned | gate | a number in [0,1].
+// Parses one variant spelling: sa | xsa | learned | gate | tanh_gate | a number in [0,1].
 std::optional<VariantSpec> as_variant(const YAML::Node& n) {
   using Kind = VariantSpec::Kind;
   if (!n || !n.IsScalar()) return std::nullopt;
@@ -144,12 +146,13 @@ std::optional<VariantSpec> as_variant(const YAML::Node& n) {
   if (s == "xsa") return VariantSpec{Kind::kFixed, 1.0, true};
   if (s == "learned") return VariantSpec{Kind::kLearned, 0.0, true};
   if (s == "gate") return VariantSpec{Kind::kGate, 0.0, true};
+  if (s == "tanh_gate") return VariantSpec{Kind::kTanhGate, 0.0, true};
   auto v = as_number(n);
   if (!v || *v < 0.0 || *v > 1.0) return std::nullopt;
   return VariantSpec{Kind::kFixed, *v + 0.0, false};  // + 0.0 folds -0 into 0
 }
 
-constexpr const char* kVariantExpected = "sa, xsa, learned, gate or a number in [0, 1]";
+constexpr const char* kVariantExpected = "sa, xsa, learned, gate, tanh_gate or a number in [0, 1]";
 
 // One config key: how to read it from YAML (with its range check) and how to write it back.
 struct Key {
@@ -320,6 +323,7 @@ const std::vector<Key>& keys() {
     k.push_back(double_key(
         "attention.lambda_lr_scale", XSA_FIELD(c.attention.lambda_lr_scale),
         [](double v) { return v > 0.0 && v <= 1000.0; }, "a number in (0, 1000]"));
+    k.push_back(string_key("attention.impl", XSA_FIELD(c.attention.impl), {"explicit"}));
 
     k.push_back(count_key("train.steps", XSA_FIELD(c.train.steps), 1, kMaxSteps));
     k.push_back(int_key("train.batch_size", XSA_FIELD(c.train.batch_size), at_least(1), "an integer >= 1"));

@@ -14,18 +14,22 @@ namespace xsa {
 // One attention variant of a paired experiment.
 //   "sa" (λ=0), "xsa" (λ=1), a number λ in [0,1] (λ-XSA),
 //   "learned" (one λ per layer and head, λ = sigmoid(θ), θ initialised so λ = attention.learned_init),
-//   "gate" (one zero-initialised gate g per layer and head, λ = g: training starts as SA).
+//   "gate" (one zero-initialised gate g per layer and head, λ = g: training starts as SA),
+//   "tanh_gate" (one α per layer and head initialised to 0, λ = tanh(α) in (-1, 1): modded-nanogpt's
+//   zero-initialised tanh gate; also starts as SA).
 struct VariantSpec {
-  enum class Kind { kFixed, kLearned, kGate };  // spelled "fixed", "learned", "gate" (variant_kind_name)
+  // Spelled "fixed", "learned", "gate", "tanh_gate" (variant_kind_name).
+  enum class Kind { kFixed, kLearned, kGate, kTanhGate };
   Kind kind = Kind::kFixed;
   double lambda = 0.0;  // for kFixed
   // True when written as the keyword "sa"/"xsa"; false when written as a number, so that an explicit
   // `0` or `1` keeps the name "lambda=0"/"lambda=1" and a sweep's λ=0 point stays distinct from its baseline.
   bool from_keyword = true;
-  // Stable display name used in results.json and tables: "sa", "xsa", "lambda=0.5", "learned", "gate".
+  // Stable display name used in results.json and tables: "sa", "xsa", "lambda=0.5", "learned", "gate",
+  // "tanh_gate".
   std::string name() const;
   bool is_sa() const { return kind == Kind::kFixed && lambda == 0.0; }
-  // The YAML/JSON spelling that parses back to this spec: "sa", "xsa", 0.5, "learned", "gate".
+  // The YAML/JSON spelling that parses back to this spec: "sa", "xsa", 0.5, "learned", "gate", "tanh_gate".
   nlohmann::json to_json() const;
   bool operator==(const VariantSpec& o) const {
     return kind == o.kind && lambda == o.lambda && name() == o.name();
@@ -58,6 +62,11 @@ struct AttentionConfig {
   // scalar per layer and head, and Adam moves a parameter by about lr per step whatever its gradient, so at
   // the model's lr they cannot travel far in a short run (README "Findings", question 3). In (0, 1000].
   double lambda_lr_scale = 1.0;
+  // How softmax(q·kᵀ)·v is computed: "explicit" writes out the (B, H, T, T) scores, mask and softmax (the
+  // implementation every committed result used). A sweep pins it, so a later default never mixes two
+  // implementations inside one comparison. Records written before the key existed ran "explicit": if the
+  // default ever changes, config_json_with_defaults must still fill in "explicit" for them.
+  std::string impl = "explicit";
 };
 
 struct TrainConfig {
@@ -148,7 +157,7 @@ inline bool operator!=(const Config& a, const Config& b) {
   return !(a == b);
 }
 
-// "fixed" | "learned" | "gate": the kind as results.json's variant_spec records it.
+// "fixed" | "learned" | "gate" | "tanh_gate": the kind as results.json's variant_spec records it.
 const char* variant_kind_name(VariantSpec::Kind kind);
 
 // Plain YAML scalars as numbers (config values, sweep grid values): decimal notation only (no hex floats,

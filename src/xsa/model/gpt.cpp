@@ -89,6 +89,8 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& cfg, const L
     xsa_theta_ = register_parameter("xsa_theta", torch::empty({n_head_}));
   } else if (variant_.kind == VariantSpec::Kind::kGate) {
     xsa_gate_ = register_parameter("xsa_gate", torch::empty({n_head_}));
+  } else if (variant_.kind == VariantSpec::Kind::kTanhGate) {
+    xsa_alpha_ = register_parameter("xsa_alpha", torch::empty({n_head_}));
   }
   reset_variant_parameters();
 }
@@ -99,7 +101,8 @@ void CausalSelfAttentionImpl::reset_variant_parameters() {
     double p = variant_.lambda;
     xsa_theta_.fill_(std::log(p / (1.0 - p)));  // sigmoid(θ) = initial λ
   }
-  if (xsa_gate_.defined()) xsa_gate_.zero_();  // starts as SA
+  if (xsa_gate_.defined()) xsa_gate_.zero_();    // starts as SA
+  if (xsa_alpha_.defined()) xsa_alpha_.zero_();  // tanh(0) = 0: starts as SA
 }
 
 torch::Tensor CausalSelfAttentionImpl::effective_lambda() const {
@@ -109,6 +112,8 @@ torch::Tensor CausalSelfAttentionImpl::effective_lambda() const {
       return torch::sigmoid(xsa_theta_).clone();
     case VariantSpec::Kind::kGate:
       return xsa_gate_.clone();
+    case VariantSpec::Kind::kTanhGate:
+      return torch::tanh(xsa_alpha_);
     case VariantSpec::Kind::kFixed:
     default:
       return torch::full({n_head_}, variant_.lambda);
@@ -148,6 +153,9 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const tor
       break;
     case VariantSpec::Kind::kGate:
       z = exclusive_projection(y, v, xsa_gate_.view({1, n_head_, 1, 1}));
+      break;
+    case VariantSpec::Kind::kTanhGate:
+      z = exclusive_projection(y, v, torch::tanh(xsa_alpha_).view({1, n_head_, 1, 1}));
       break;
   }
   if (probe != nullptr) {
@@ -202,7 +210,7 @@ bool is_variant_parameter(const std::string& name) {
     size_t n = std::strlen(suffix);
     return name.size() >= n && name.compare(name.size() - n, n, suffix) == 0;
   };
-  return ends_with("xsa_theta") || ends_with("xsa_gate");
+  return ends_with("xsa_theta") || ends_with("xsa_gate") || ends_with("xsa_alpha");
 }
 
 GptImpl::GptImpl(const ModelConfig& cfg, const AttentionConfig& attention, const VariantSpec& variant,

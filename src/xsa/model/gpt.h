@@ -39,7 +39,7 @@ struct BiasProbe {
 // How attention is modified in one layer.
 struct LayerAttention {
   VariantSpec::Kind kind = VariantSpec::Kind::kFixed;
-  double lambda = 0.0;  // kFixed: λ; kLearned: initial λ; kGate: unused (gate starts at 0)
+  double lambda = 0.0;  // kFixed: λ; kLearned: initial λ; kGate, kTanhGate: unused (start at 0)
 };
 
 // Rotary position embedding tables, precomputed once for the longest sequence (GPT-NeoX half-split
@@ -73,6 +73,7 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
   LayerAttention variant_;
   torch::Tensor xsa_theta_;  // kLearned: (H), λ = sigmoid(θ)
   torch::Tensor xsa_gate_;   // kGate: (H), λ = g, zero-initialised
+  torch::Tensor xsa_alpha_;  // kTanhGate: (H), λ = tanh(α), zero-initialised
 };
 TORCH_MODULE(CausalSelfAttention);
 
@@ -149,7 +150,7 @@ class GptImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Gpt);
 
-// True for names of per-variant XSA parameters ("...xsa_theta", "...xsa_gate").
+// True for names of per-variant XSA parameters ("...xsa_theta", "...xsa_gate", "...xsa_alpha").
 bool is_variant_parameter(const std::string& name);
 
 // The attention modification each layer gets for `variant` under `attention.layers`.

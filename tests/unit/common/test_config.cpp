@@ -51,6 +51,7 @@ TEST(Config, EmptyFileGivesStructDefaults) {
   EXPECT_EQ(c.attention.variants[0].name(), "sa");
   EXPECT_EQ(c.attention.variants[1].name(), "xsa");
   EXPECT_TRUE(c.attention.layers.empty());
+  EXPECT_EQ(c.attention.impl, "explicit");
   EXPECT_EQ(c.train.steps, 300);
   EXPECT_DOUBLE_EQ(c.train.lr, 1e-3);
   EXPECT_EQ(c.train.checkpoint_interval, 100);
@@ -67,7 +68,7 @@ seed: 18446744073709551615
 data: {dir: /tmp/d, seq_len: 64}
 model: {n_layer: 3, d_model: 96, n_head: 6, d_head: 16, mlp_ratio: 2, pos: learned, embed_norm: false,
         tie_embeddings: false}
-attention: {variants: [sa, 0.25, xsa, learned, gate], layers: [0, 2], learned_init: 0.3, lambda_lr_scale: 30}
+attention: {variants: [sa, 0.25, xsa, learned, gate, tanh_gate], layers: [0, 2], learned_init: 0.3, lambda_lr_scale: 30, impl: explicit}
 train: {steps: 40, batch_size: 4, lr: 3e-4, min_lr: 0, warmup_steps: 40, weight_decay: 0.0, beta1: 0.8,
         beta2: 0.99, grad_clip: 0, log_interval: 7, checkpoint_interval: 5}
 eval: {interval: 11, batches: 3}
@@ -90,12 +91,15 @@ runtime: {threads: 3, workers: 4}
   EXPECT_FALSE(c.model.tie_embeddings);
   std::vector<std::string> names;
   for (const auto& v : c.attention.variants) names.push_back(v.name());
-  EXPECT_EQ(names, (std::vector<std::string>{"sa", "lambda=0.25", "xsa", "learned", "gate"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"sa", "lambda=0.25", "xsa", "learned", "gate", "tanh_gate"}));
   EXPECT_EQ(c.attention.variants[1].kind, VariantSpec::Kind::kFixed);
   EXPECT_DOUBLE_EQ(c.attention.variants[1].lambda, 0.25);
   EXPECT_DOUBLE_EQ(c.attention.variants[2].lambda, 1.0);
   EXPECT_EQ(c.attention.variants[3].kind, VariantSpec::Kind::kLearned);
   EXPECT_EQ(c.attention.variants[4].kind, VariantSpec::Kind::kGate);
+  EXPECT_EQ(c.attention.variants[5].kind, VariantSpec::Kind::kTanhGate);
+  EXPECT_EQ(c.attention.variants[5].to_json(), "tanh_gate");
+  EXPECT_EQ(c.attention.impl, "explicit");
   EXPECT_EQ(c.attention.layers, (std::vector<int>{0, 2}));
   EXPECT_DOUBLE_EQ(c.attention.learned_init, 0.3);
   EXPECT_DOUBLE_EQ(c.attention.lambda_lr_scale, 30.0);
@@ -341,6 +345,9 @@ TEST(ConfigErrors, Attention) {
   expect_error("attention: {layers: [0, 2]}", "attention.layers", {}, "model.n_layer = 2");
   expect_error("attention: {layers: [1, 1]}", "attention.layers", {}, "twice");
   expect_error("attention: {layers: [-1]}", "attention.layers");
+  expect_error("attention: {variants: [sa, tanh]}", "attention.variants", {}, "tanh_gate");
+  expect_error("attention: {impl: flash}", "attention.impl", {}, "one of explicit");
+  expect_error("attention: {impl: ''}", "attention.impl");
   expect_error("attention: {lambda: 2}", "attention.lambda");
   expect_error("attention: {lambda: sa}", "attention.lambda");
   expect_error("attention: {lambda: 0.5, variants: [sa]}", "attention.lambda", {}, "both");

@@ -125,8 +125,8 @@ TEST(SweepGrid, ShippedSweepConfigs) {
 TEST(SweepGrid, ScienceSweepConfigs) {
   const std::string dir = std::string(XSA_SOURCE_DIR) + "/configs/science/";
   const std::vector<std::pair<std::string, std::size_t>> expected = {
-      {"budget_300", 5}, {"budget_1200", 5},         {"budget_2400", 5},
-      {"lambda_lr", 5},  {"seqlen_fixed_batch", 15}, {"seqlen_tokens", 20}};
+      {"budget_300", 5},          {"budget_1200", 5},    {"budget_2400", 5}, {"lambda_lr", 5},
+      {"seqlen_fixed_batch", 15}, {"seqlen_tokens", 20}, {"lr_control", 15}, {"size_s2", 10}};
   std::size_t files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     if (entry.path().extension() == ".yaml") ++files;
@@ -137,6 +137,13 @@ TEST(SweepGrid, ScienceSweepConfigs) {
     auto p = expand_grid(spec);
     EXPECT_EQ(p.size(), points) << name;
     EXPECT_NO_THROW(validate_points(spec, p)) << name;
+    // Every point pins the attention implementation (README "Science"), so a new default never reaches a
+    // resumed sweep.
+    for (const auto& point : p) {
+      bool pinned = false;
+      for (const auto& o : point.overrides) pinned = pinned || o == "attention.impl=explicit";
+      EXPECT_TRUE(pinned) << name << " " << point.run_id;
+    }
   }
 }
 

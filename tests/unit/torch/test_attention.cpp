@@ -122,7 +122,9 @@ TEST(Gpt, SameSeedGivesSameSharedWeightsForEveryVariant) {
   learned.kind = VariantSpec::Kind::kLearned;
   gate.kind = VariantSpec::Kind::kGate;
   auto sa = make_model(fixed(0, true), 11);
-  for (const auto& variant : {fixed(1, true), fixed(0.5, false), learned, gate}) {
+  VariantSpec tanh_gate;
+  tanh_gate.kind = VariantSpec::Kind::kTanhGate;
+  for (const auto& variant : {fixed(1, true), fixed(0.5, false), learned, gate, tanh_gate}) {
     auto other = make_model(variant, 11);
     EXPECT_EQ(other->weights_checksum(), sa->weights_checksum()) << variant.name();
     auto a = sa->shared_parameters(), b = other->shared_parameters();
@@ -221,6 +223,45 @@ TEST(Gpt, LearnedAndGateVariantsStartWhereDocumented) {
         EXPECT_GT(item.value().grad().abs().sum().item<double>(), 0) << item.key();
       }
     }
+  }
+}
+
+// λ = tanh(α) with α zero-initialised: starts as SA, reports tanh(α) as its λ, and at α = 0 its gradient
+// equals the plain gate's (d tanh/dα = 1 there), so both take the same first step.
+TEST(Gpt, TanhGateIsTanhOfAlphaAndStartsAsTheGate) {
+  VariantSpec gate, tanh_gate;
+  gate.kind = VariantSpec::Kind::kGate;
+  tanh_gate.kind = VariantSpec::Kind::kTanhGate;
+  auto t = make_model(tanh_gate, 8), g = make_model(gate, 8), sa = make_model(fixed(0, true), 8);
+  EXPECT_TRUE(torch::equal(t->effective_lambdas(), torch::zeros({2, 2})));
+  auto idx = tokens(9), targets = tokens(10);
+  EXPECT_LT((t->forward(idx) - sa->forward(idx)).abs().max().item<double>(), 1e-6);
+  t->loss(t->forward(idx), targets).backward();
+  g->loss(g->forward(idx), targets).backward();
+  int alphas = 0;
+  for (const auto& item : t->named_parameters()) {
+    if (!is_variant_parameter(item.key())) continue;
+    ++alphas;
+    ASSERT_NE(item.key().find("xsa_alpha"), std::string::npos) << item.key();
+    std::string gate_name = item.key().substr(0, item.key().size() - 5) + "gate";  // ...xsa_alpha -> xsa_gate
+    auto gate_grad = g->named_parameters()[gate_name].grad();
+    EXPECT_GT(item.value().grad().abs().sum().item<double>(), 0) << item.key();
+    EXPECT_TRUE(torch::allclose(item.value().grad(), gate_grad, 1e-5, 1e-9)) << item.key();
+  }
+  EXPECT_EQ(alphas, 2);
+  // Away from 0: α per head (0.9, -0.6) acts as the fixed λ tanh(α) of each head, checked against the plain
+  // gate set to those λ (the gate's λ = g is itself checked against the float64 reference).
+  {
+    torch::NoGradGuard no_grad;
+    auto alpha = torch::tensor({0.9f, -0.6f});
+    for (auto& item : t->named_parameters())
+      if (is_variant_parameter(item.key())) item.value().copy_(alpha);
+    for (auto& item : g->named_parameters())
+      if (is_variant_parameter(item.key())) item.value().copy_(torch::tanh(alpha));
+    EXPECT_TRUE(torch::allclose(t->effective_lambdas(),
+                                torch::tensor({std::tanh(0.9f), std::tanh(-0.6f)}).repeat({2, 1}), 1e-6, 0));
+    EXPECT_LT((t->forward(idx) - g->forward(idx)).abs().max().item<double>(), 1e-6);
+    EXPECT_GT((t->forward(idx) - sa->forward(idx)).abs().max().item<double>(), 1e-4);
   }
 }
 

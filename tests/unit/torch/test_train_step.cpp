@@ -172,7 +172,8 @@ TEST_P(LambdaLrScale, ScalesOnlyTheLambdaParameters) {
 }
 
 INSTANTIATE_TEST_SUITE_P(LearnedAndGate, LambdaLrScale,
-                         ::testing::Values(VariantSpec::Kind::kLearned, VariantSpec::Kind::kGate),
+                         ::testing::Values(VariantSpec::Kind::kLearned, VariantSpec::Kind::kGate,
+                                           VariantSpec::Kind::kTanhGate),
                          [](const auto& info) { return std::string(variant_kind_name(info.param)); });
 
 TEST(TrainStep, AnOptimizerBuiltForAnotherLambdaLrScaleIsRefused) {
