@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "xsa/report/results.h"
-#include "xsa/report/tables.h"
+#include "xsa/report/sections.h"
+#include "xsa/report/select.h"
+#include "xsa/report/table.h"
 #include "xsa/util/cli_main.h"
 #include "xsa/util/error.h"
 
@@ -20,27 +22,23 @@ struct InspectOptions {
 };
 
 void setup_inspect_cli(CLI::App& app, InspectOptions& opt) {
-  app.description(
-      "Tables from xsa results: paired runs (final val loss ± SEM, Δ vs baseline, improvement %), "
-      "comparisons grouped by λ, training budget and sequence length with a 95% Student t CI of the paired "
-      "difference over seeds, the trend of the gain with the budget and with sequence length (slope per "
-      "doubling of steps or of T, CI over seeds) and its change between the first and last budgets, bias "
-      "metrics per layer and their paired change between neighbouring budgets, and a verdict per group "
-      "(better / worse / within noise; grows / shrinks with the budget or T / within noise for a trend; "
-      "undefined below two seeds).\n"
+  std::string description =
+      "Tables from xsa results: paired runs, comparisons grouped by λ, training budget and sequence length "
+      "with a 95% Student t CI of the paired difference over seeds, trends of the gain per doubling of steps "
+      "or "
+      "of T (CI over seeds), bias metrics per layer, and a verdict per group (better / worse / within noise; "
+      "grows / shrinks / within noise for a trend; undefined below two seeds).\n"
       "CSV: one block per section separated by blank lines; each block has a header row starting with "
-      "\"section\" and each row repeats the section key (paired, by_lambda, by_budget, budget_trend, "
-      "budget_trend_change, by_seq_len, seq_len_trend, eval_curve, bias_init, bias, bias_budget_change, "
-      "learned_lambda, verdicts, notes).");
+      "\"section\" and each row repeats the section key.\nSections, in report order:";
+  for (const auto& s : xsa::report::sections()) description += "\n  " + s.key + ": " + s.help;
+  app.description(description);
   app.add_option("paths", opt.paths, "results.json files or folders (searched recursively for results.json)")
       ->required();
   app.add_option("--format", opt.format, "output format")
       ->check(CLI::IsMember({"markdown", "md", "csv", "json"}))
       ->capture_default_str();
   app.add_option("--section", opt.sections,
-                 "only these sections, comma-separated, in this order (paired, by_lambda, by_budget, "
-                 "budget_trend, budget_trend_change, by_seq_len, seq_len_trend, eval_curve, bias_init, "
-                 "bias, bias_budget_change, learned_lambda, verdicts, notes)");
+                 "only these sections, comma-separated, in this order (" + xsa::report::section_keys() + ")");
   app.add_option(
       "--lambda", opt.lambdas,
       "only the variants with these λ, comma-separated as the tables print them (e.g. 1,0.5,learned); "

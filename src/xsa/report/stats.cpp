@@ -157,4 +157,50 @@ std::string verdict_name(Verdict v) {
   return "undefined (n=1)";
 }
 
+std::string sign_verdict(const PairedInterval& ci, const std::string& above, const std::string& below) {
+  if (!ci.defined()) return "undefined (n=" + std::to_string(ci.n) + ")";
+  return *ci.low > 0 ? above : *ci.high < 0 ? below : "within noise";
+}
+
+double least_squares_slope(const std::vector<double>& xs, const std::vector<double>& ys) {
+  const double mx = mean(xs), my = mean(ys);
+  double sxy = 0, sxx = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    sxy += (xs[i] - mx) * (ys[i] - my);
+    sxx += (xs[i] - mx) * (xs[i] - mx);
+  }
+  return sxy / sxx;
+}
+
+std::size_t Trend::falling() const {
+  return std::count_if(slopes.begin(), slopes.end(), [](double s) { return s < 0; });
+}
+
+std::string Trend::verdict(const std::string& what) const {
+  return sign_verdict(ci, "grows with " + what, "shrinks with " + what);
+}
+
+Trend per_seed_trend(const std::vector<SeedSeries>& seeds) {
+  Trend trend;
+  for (const auto& s : seeds) trend.slopes.push_back(least_squares_slope(s.log_xs, s.ys));
+  trend.ci = paired_interval(trend.slopes);
+  return trend;
+}
+
+std::size_t SlopeChange::rising() const {
+  return std::count_if(change.begin(), change.end(), [](double c) { return c > 0; });
+}
+
+SlopeChange per_seed_slope_change(const std::vector<SeedSeries>& seeds) {
+  SlopeChange out;
+  for (const auto& s : seeds) {
+    const std::size_t k = s.ys.size() - 1;
+    out.first.push_back((s.ys[1] - s.ys[0]) / (s.log_xs[1] - s.log_xs[0]));
+    out.last.push_back((s.ys[k] - s.ys[k - 1]) / (s.log_xs[k] - s.log_xs[k - 1]));
+    out.change.push_back(out.last.back() - out.first.back());
+  }
+  out.ci = paired_interval(out.change);
+  return out;
+}
+
 }  // namespace xsa::report

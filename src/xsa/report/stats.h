@@ -40,4 +40,39 @@ enum class Verdict { kBetter, kWorse, kWithinNoise, kUndefined };
 Verdict verdict_for_loss_delta(const PairedInterval& ci);
 std::string verdict_name(Verdict v);  // "better" | "worse" | "within noise" | "undefined (n=1)"
 
+// The verdict on the interval of a signed statistic over seeds: `above` when the interval lies above 0,
+// `below` when below, else "within noise"; "undefined (n=K)" below two seeds.
+std::string sign_verdict(const PairedInterval& ci, const std::string& above, const std::string& below);
+
+// Least-squares slope of ys over xs (equal sizes, at least two distinct xs).
+double least_squares_slope(const std::vector<double>& xs, const std::vector<double>& ys);
+
+// One seed's points of a series: log2 x and the seed's improvement % there, in increasing x, for a seed that
+// has every x of the series (a seed without every x would bias its slope).
+struct SeedSeries {
+  std::vector<double> log_xs;
+  std::vector<double> ys;
+};
+
+// A trend over seeds: per seed, the least-squares slope of its improvement % over log2 x (so the unit is
+// "per doubling of x"); then the mean slope with a Student t interval over seeds, like every other
+// comparison here.
+struct Trend {
+  std::vector<double> slopes;  // one per seed
+  PairedInterval ci;
+  std::size_t falling() const;  // seeds with a negative slope
+  // "grows with <what>" / "shrinks with <what>" / "within noise" / "undefined (n=K)"
+  std::string verdict(const std::string& what) const;
+};
+Trend per_seed_trend(const std::vector<SeedSeries>& seeds);
+
+// Does a trend bend? Per seed (three or more xs): the slope between the last two xs minus the slope between
+// the first two, each per doubling of x; the mean change with a t interval over seeds.
+struct SlopeChange {
+  std::vector<double> first, last, change;  // per seed
+  PairedInterval ci;                        // of `change`
+  std::size_t rising() const;               // seeds whose slope rises (change > 0)
+};
+SlopeChange per_seed_slope_change(const std::vector<SeedSeries>& seeds);
+
 }  // namespace xsa::report

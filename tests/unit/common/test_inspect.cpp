@@ -19,7 +19,9 @@
 #include <vector>
 
 #include "xsa/report/results.h"
-#include "xsa/report/tables.h"
+#include "xsa/report/sections.h"
+#include "xsa/report/select.h"
+#include "xsa/report/table.h"
 #include "xsa/util/error.h"
 
 namespace fs = std::filesystem;
@@ -765,6 +767,32 @@ TEST(Report, SelectSectionsKeepsOrderAndRejectsUnknownKeys) {
   }
 }
 
+// The registry is the one list of sections: the report carries them in its order, under its keys and titles,
+// and within every section the column keys are distinct and every "± column" names a column of the section.
+TEST(Report, SectionsComeFromTheRegistryInItsOrder) {
+  const Report r = fixture_report();
+  ASSERT_EQ(r.tables.size(), sections().size());
+  for (std::size_t i = 0; i < r.tables.size(); ++i) {
+    const Table& t = r.tables[i];
+    EXPECT_EQ(t.key, sections()[i].key);
+    EXPECT_EQ(t.title, sections()[i].title);
+    EXPECT_FALSE(sections()[i].help.empty()) << t.key;
+    std::set<std::string> keys;
+    for (const auto& c : t.columns)
+      EXPECT_TRUE(keys.insert(c.key).second) << t.key << ": " << c.key << " twice";
+    for (const auto& c : t.columns) {
+      if (!c.plus_minus.empty()) {
+        EXPECT_TRUE(keys.count(c.plus_minus)) << t.key << ": " << c.plus_minus;
+      }
+    }
+    for (const auto& row : t.rows) EXPECT_EQ(row.size(), t.columns.size()) << t.key;
+  }
+  EXPECT_EQ(section_keys(","),
+            "paired,by_lambda,by_budget,budget_trend,budget_trend_change,by_seq_len,"
+            "seq_len_trend,eval_curve,bias_init,bias,bias_budget_change,learned_lambda,"
+            "verdicts,notes");
+}
+
 TEST(Report, SelectLambdasKeepsThoseVariantsWithTheirBaselines) {
   const Discovery d = discover_results({kSingle, kSweep});
   const std::vector<ExperimentResult> kept = select_lambdas(d.experiments, "learned,0.5");
@@ -964,6 +992,8 @@ TEST(InspectCli, HelpAndVersion) {
   const CommandResult help = run_inspect("--help");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("--format"), std::string::npos);
+  for (const auto& section : sections())  // the help lists every section with its help line
+    EXPECT_NE(help.out.find(section.key + ": " + section.help), std::string::npos) << section.key;
   const CommandResult version = run_inspect("--version");
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_NE(version.out.find(XSA_VERSION), std::string::npos);

@@ -1,14 +1,11 @@
 #pragma once
-// The xsa-inspect report: paired runs, comparisons grouped by λ and by sequence length (Student t CIs over
-// seeds), bias metrics per layer, verdicts and notes. Built once as format-neutral tables, then rendered as
-// markdown (GitHub tables), CSV or JSON, so the three formats always carry the same numbers.
+// Format-neutral tables and their three renderings (markdown, CSV, JSON), so the formats always carry the
+// same numbers. Sections build these through column descriptors (xsa/report/columns.h).
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
-
-#include "xsa/report/results.h"
 
 namespace xsa::report {
 
@@ -39,12 +36,11 @@ struct Column {
 };
 
 struct Table {
-  std::string key;  // "paired", "by_lambda", "by_budget", "budget_trend", "budget_trend_change",
-                    // "by_seq_len", "seq_len_trend", "eval_curve", "bias_init", "bias", "bias_budget_change",
-                    // "learned_lambda", "verdicts", "notes"
-  std::string title;       // markdown section heading
-  std::string empty_text;  // markdown text when there are no rows
-  bool as_list = false;    // markdown renders the "text" column as a bullet list instead of a table
+  std::string key;                   // the section key (xsa/report/sections.h lists them)
+  std::string title;                 // markdown section heading
+  std::string empty_text;            // markdown text when there are no rows
+  bool as_list = false;              // markdown renders the "text" column as a bullet list instead of a table
+  bool csv_omit_when_empty = false;  // CSV leaves the section out when it has no rows (the notes)
   std::vector<Column> columns;
   std::vector<std::vector<Cell>> rows;
 
@@ -57,19 +53,6 @@ struct Report {
   const Table& table(const std::string& key) const;  // throws std::out_of_range if absent
 };
 
-// Builds every section from the experiments (in the given order) and the discovery notes.
-Report build_report(const std::vector<ExperimentResult>& experiments,
-                    const std::vector<std::string>& notes = {});
-
-// Keeps only the comparisons whose variant has one of these λ labels, as the tables print them ("1", "0.5",
-// "learned", "gate"), with their baselines; experiments left without a comparison are dropped. InputError
-// names a label that no variant in the experiments has.
-std::vector<ExperimentResult> select_lambdas(const std::vector<ExperimentResult>& experiments,
-                                             const std::string& comma_separated_labels);
-
-// Keeps only the named sections, in the given order ("by_lambda,bias"); InputError names an unknown key.
-Report select_sections(const Report& report, const std::string& comma_separated_keys);
-
 // Markdown: "## title" + GitHub table per section. CSV: one block per section, blocks separated by a blank
 // line; every block has its own header row whose first column is "section" and every row repeats the
 // section key, so `grep '^by_lambda,'` or splitting at blank lines both work. JSON: one object
@@ -78,5 +61,8 @@ std::string render(const Report& report, Format format);
 std::string render_markdown(const Report& report);
 std::string render_csv(const Report& report);
 std::string render_json(const Report& report);
+
+// "%.*f" of v, with a sign when asked: the markdown spelling of a number (also used in verdict lines).
+std::string fixed(double v, int decimals, bool sign = false);
 
 }  // namespace xsa::report

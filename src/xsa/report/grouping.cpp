@@ -1,0 +1,235 @@
+#include "xsa/report/grouping.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+namespace xsa::report {
+
+bool GroupKey::operator<(const GroupKey& o) const {
+  // has_lambda first so numbers come before names; then the budget; seq_len last.
+  return std::make_tuple(baseline, !has_lambda, lambda, label, steps, seq_len, batch_size) <
+         std::make_tuple(o.baseline, !o.has_lambda, o.lambda, o.label, o.steps, o.seq_len, o.batch_size);
+}
+
+std::vector<double> Group::deltas() const {
+  std::vector<double> out;
+  for (const auto& p : pairs) out.push_back(p.comparison->delta_val_loss);
+  return out;
+}
+
+std::vector<double> Group::improvements() const {
+  std::vector<double> out;
+  for (const auto& p : pairs) out.push_back(p.comparison->improvement_pct);
+  return out;
+}
+
+namespace {
+
+// An integer of the experiment's resolved config (0 when absent: results written by hand or older tools).
+std::int64_t config_integer(const ExperimentResult& e, const char* section, const char* key) {
+  auto sec = e.config.find(section);
+  if (sec == e.config.end() || !sec->is_object()) return 0;
+  auto value = sec->find(key);
+  return value != sec->end() && value->is_number_integer() ? value->get<std::int64_t>() : 0;
+}
+
+}  // namespace
+
+std::int64_t train_steps(const ExperimentResult& e) {
+  return config_integer(e, "train", "steps");
+}
+std::int64_t batch_size(const ExperimentResult& e) {
+  return config_integer(e, "train", "batch_size");
+}
+
+std::optional<std::uint64_t> pair_seed(const Pair& p) {
+  return p.experiment->seed ? p.experiment->seed : p.baseline->seed;
+}
+
+namespace {
+
+std::vector<Pair> collect_pairs(const std::vector<ExperimentResult>& experiments) {
+  std::vector<Pair> pairs;
+  for (const auto& e : experiments)
+    for (const auto& c : e.comparisons)
+      pairs.push_back({&e, e.find_run(c.baseline), e.find_run(c.variant), &c});
+  return pairs;
+}
+
+GroupKey key_for(const Pair& p, bool by_seq_len) {
+  GroupKey k;
+  k.baseline = p.baseline->variant;
+  k.has_lambda = p.variant->spec.lambda.has_value();
+  k.lambda = p.variant->spec.lambda.value_or(0);
+  k.label = variant_group_label(*p.experiment, *p.variant);
+  k.steps = train_steps(*p.experiment);
+  if (by_seq_len) {
+    k.seq_len = p.experiment->seq_len;
+    k.batch_size = batch_size(*p.experiment);
+  }
+  return k;
+}
+
+// Where an experiment came from, for notes: the folder of its results.json, else its label or name.
+std::string experiment_place(const ExperimentResult& e) {
+  if (!e.source.empty()) {
+    const std::size_t slash = e.source.find_last_of('/');
+    return slash == std::string::npos ? e.source : e.source.substr(0, slash);
+  }
+  return e.label.empty() ? e.name : e.label;
+}
+
+// The same measurement read twice: two folders can hold the same run, e.g. the T=128 point of a length
+// sweep and the 300-step budget sweep, whose configs differ only in the other variants they train. A pair
+// repeats an earlier one when its group (baseline, variant, budget, length, batch), its seed, both final
+// validation losses and their difference are identical, bit for bit; independent runs never match that way.
+// The repeat is dropped with a note, so one seed never weighs twice in a mean, a CI or a trend.
+std::vector<Pair> drop_repeated_pairs(const std::vector<Pair>& pairs, std::vector<std::string>& notes) {
+  using Identity = std::tuple<GroupKey, std::optional<std::uint64_t>, double, double, double>;
+  std::map<Identity, const Pair*> first_of;
+  struct Repeat {
+    const ExperimentResult* repeating;
+    const ExperimentResult* first;
+    std::vector<std::string> comparisons;
+  };
+  std::vector<Repeat> repeats;  // in reading order, so the notes are deterministic
+  std::vector<Pair> kept;
+  for (const auto& p : pairs) {
+    const Identity id{key_for(p, /*by_seq_len=*/true), pair_seed(p), p.baseline->final.val_loss,
+                      p.variant->final.val_loss, p.comparison->delta_val_loss};
+    auto [it, inserted] = first_of.emplace(id, &p);
+    if (inserted) {
+      kept.push_back(p);
+      continue;
+    }
+    const ExperimentResult* first = it->second->experiment;
+    auto r = std::find_if(repeats.begin(), repeats.end(),
+                          [&](const Repeat& x) { return x.repeating == p.experiment && x.first == first; });
+    if (r == repeats.end()) r = repeats.insert(repeats.end(), Repeat{p.experiment, first, {}});
+    r->comparisons.push_back(p.baseline->variant + " vs " + p.variant->variant);
+  }
+  for (const auto& r : repeats) {
+    std::string text = experiment_place(*r.repeating) + " repeats " + experiment_place(*r.first) + " (";
+    for (std::size_t i = 0; i < r.comparisons.size(); ++i) text += (i ? ", " : "") + r.comparisons[i];
+    text += ": same seed, same final losses); counted once";
+    notes.push_back(text);
+  }
+  return kept;
+}
+
+// Sorted by key; for the by-seq_len table the caller re-sorts by sequence length first.
+std::vector<Group> group_pairs(const std::vector<Pair>& pairs, bool by_seq_len) {
+  std::map<GroupKey, Group> groups;
+  for (const auto& p : pairs) {
+    GroupKey k = key_for(p, by_seq_len);
+    Group& g = groups[k];
+    g.key = k;
+    g.pairs.push_back(p);
+    g.seq_lens.insert(p.experiment->seq_len);
+  }
+  std::vector<Group> out;
+  for (auto& [k, g] : groups) out.push_back(std::move(g));
+  return out;
+}
+
+}  // namespace
+
+Grouping group_experiments(const std::vector<ExperimentResult>& experiments, std::vector<std::string> notes) {
+  Grouping g;
+  g.notes = std::move(notes);
+  g.pairs = drop_repeated_pairs(collect_pairs(experiments), g.notes);
+  g.pooled = group_pairs(g.pairs, /*by_seq_len=*/false);
+  g.per_len = group_pairs(g.pairs, /*by_seq_len=*/true);
+  std::stable_sort(g.per_len.begin(), g.per_len.end(),
+                   [](const Group& a, const Group& b) { return *a.key.seq_len < *b.key.seq_len; });
+  return g;
+}
+
+std::string number_list(const std::set<std::int64_t>& values) {
+  std::string s;
+  for (auto v : values) s += (s.empty() ? "" : " ") + std::to_string(v);
+  return s;
+}
+
+std::vector<LengthSeries> length_series(const std::vector<Group>& per_len) {
+  // Buckets: the group key without its length and batch (per_len holds each (seq_len, batch) once).
+  std::map<GroupKey, std::vector<const Group*>> buckets;
+  for (const auto& g : per_len) {
+    GroupKey k = g.key;
+    k.seq_len.reset();
+    k.batch_size.reset();
+    buckets[k].push_back(&g);
+  }
+  std::vector<LengthSeries> out;
+  auto add = [&](std::string design, std::vector<const Group*> groups) {
+    std::sort(groups.begin(), groups.end(),
+              [](const Group* a, const Group* b) { return *a->key.seq_len < *b->key.seq_len; });
+    out.push_back({std::move(design), std::move(groups)});
+  };
+  for (const auto& [key, groups] : buckets) {
+    std::map<std::int64_t, std::vector<const Group*>> by_tokens, by_batch, rest;
+    for (const Group* g : groups) {
+      const std::int64_t batch = g->key.batch_size.value_or(0);
+      if (batch <= 0) continue;
+      by_tokens[batch * *g->key.seq_len].push_back(g);
+      by_batch[batch].push_back(g);
+    }
+    std::set<const Group*> placed;
+    for (auto& [tokens, sel] : by_tokens)
+      if (sel.size() >= 2) {
+        add(std::to_string(tokens) + " tokens/step", sel);
+        placed.insert(sel.begin(), sel.end());
+      }
+    for (auto& [batch, sel] : by_batch)
+      if (sel.size() >= 2) {
+        add("batch " + std::to_string(batch), sel);
+        placed.insert(sel.begin(), sel.end());
+      }
+    for (const Group* g : groups)
+      if (!placed.count(g)) rest[g->key.batch_size.value_or(0)].push_back(g);
+    for (auto& [batch, sel] : rest) add(batch > 0 ? "batch " + std::to_string(batch) : "", sel);
+  }
+  return out;
+}
+
+std::vector<BudgetSeries> budget_series(const std::vector<Group>& per_len) {
+  std::vector<BudgetSeries> series;
+  for (const auto& g : per_len) {
+    GroupKey k = g.key;
+    k.steps = 0;
+    auto same = [&](const BudgetSeries& s) { return !(s.key < k) && !(k < s.key); };
+    auto it = std::find_if(series.begin(), series.end(), same);
+    if (it == series.end()) it = series.insert(series.end(), BudgetSeries{k, {}});
+    it->groups.push_back(&g);
+  }
+  for (auto& entry : series)
+    std::sort(entry.groups.begin(), entry.groups.end(),
+              [](const Group* a, const Group* b) { return a->key.steps < b->key.steps; });
+  return series;
+}
+
+SeriesPoints series_points(const std::vector<const Group*>& series, SeriesAxis axis) {
+  SeriesPoints out;
+  std::map<std::uint64_t, std::map<std::int64_t, std::vector<double>>> by_seed;  // seed -> x -> improvements
+  for (const Group* g : series) {
+    const std::int64_t x = axis == SeriesAxis::kSeqLen ? *g->key.seq_len : g->key.steps;
+    if (x <= 0) continue;  // unknown (results without train.steps): no place on a log axis
+    out.xs.insert(x);
+    for (const auto& p : g->pairs)
+      if (const auto seed = pair_seed(p)) by_seed[*seed][x].push_back(p.comparison->improvement_pct);
+  }
+  for (const auto& [seed, at] : by_seed) {
+    if (at.size() != out.xs.size()) continue;
+    SeedSeries s;
+    for (const auto& [x, improvements] : at) {
+      s.log_xs.push_back(std::log2(static_cast<double>(x)));
+      s.ys.push_back(mean(improvements));
+    }
+    out.seeds.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace xsa::report

@@ -1,0 +1,96 @@
+#pragma once
+// The first stage of the report (docs/ARCHITECTURE.md "Reports"): experiments -> baseline/variant pairs ->
+// groups of pairs that are one comparison (same baseline, variant, budget, and length when asked), with
+// repeated measurements dropped; and the series of groups a trend is fitted over (lengths, budgets).
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "xsa/report/results.h"
+#include "xsa/report/stats.h"
+
+namespace xsa::report {
+
+// One baseline/variant pair of one experiment (one seed of one grid point).
+struct Pair {
+  const ExperimentResult* experiment;
+  const RunResult* baseline;
+  const RunResult* variant;
+  const Comparison* comparison;
+};
+
+// Groups sort numerically by λ, variants without a fixed λ (learned, gates) after the numbers.
+struct GroupKey {
+  std::string baseline;
+  bool has_lambda = false;
+  double lambda = 0;
+  std::string label;
+  std::int64_t steps = 0;                  // the training budget (train.steps): never pooled
+  std::optional<std::int64_t> seq_len;     // absent: pooled over sequence lengths
+  std::optional<std::int64_t> batch_size;  // with seq_len: tokens per step tell the two length designs apart
+
+  bool operator<(const GroupKey& o) const;
+};
+
+struct Group {
+  GroupKey key;
+  std::vector<Pair> pairs;
+  std::set<std::int64_t> seq_lens;
+  std::vector<double> deltas() const;        // variant − baseline final val loss, per pair
+  std::vector<double> improvements() const;  // improvement %, per pair
+};
+
+// The training budget and batch of an experiment's config (0 when the results have no config).
+std::int64_t train_steps(const ExperimentResult& e);
+std::int64_t batch_size(const ExperimentResult& e);
+
+// The seed of a pair: the config's seed; results without one may still name it per run.
+std::optional<std::uint64_t> pair_seed(const Pair& p);
+
+// Every comparison of the experiments as pairs, minus repeats (below), grouped two ways.
+struct Grouping {
+  std::vector<Pair> pairs;
+  std::vector<Group> pooled;       // pooled over sequence lengths, sorted by key
+  std::vector<Group> per_len;      // one per (sequence length, batch), sorted by length, then key
+  std::vector<std::string> notes;  // the notes given, then one per repeated experiment dropped
+};
+// The same measurement read twice (two folders holding one run, e.g. the T=128 point of a length sweep and a
+// budget sweep) is counted once, with a note: a pair repeats an earlier one when its group, its seed, both
+// final validation losses and their difference are identical, bit for bit.
+Grouping group_experiments(const std::vector<ExperimentResult>& experiments, std::vector<std::string> notes);
+
+// "64 128 256"
+std::string number_list(const std::set<std::int64_t>& values);
+
+// One line of the length question: the per-length groups of one baseline, λ and budget that share a design.
+// Tokens per step fixed (batch = tokens / T): a tokens/step value that several lengths share. Batch fixed
+// (tokens per step grow with T): a batch size that several lengths share. A length can belong to both (T=128
+// at batch 32 is also 4,096 tokens/step); lengths in neither form one series per batch size. An empty design:
+// the results' config has no batch size. scripts/plot_findings.py draws the same lines (length_series).
+struct LengthSeries {
+  std::string design;                // "4096 tokens/step" | "batch 32" | "" (batch size unknown)
+  std::vector<const Group*> groups;  // one per sequence length, sorted by it
+};
+std::vector<LengthSeries> length_series(const std::vector<Group>& per_len);
+
+// One series per group key without its budget (a variant at one length and batch), in per_len's order (by
+// length, then key), its groups in increasing budget.
+struct BudgetSeries {
+  GroupKey key;  // steps = 0
+  std::vector<const Group*> groups;
+};
+std::vector<BudgetSeries> budget_series(const std::vector<Group>& per_len);
+
+// A series' points per seed, for the trend statistics: the x values it knows (x <= 0, unknown, is left
+// out) and, for each seed with every x, log2 x and that seed's mean improvement % there.
+struct SeriesPoints {
+  std::set<std::int64_t> xs;
+  std::vector<SeedSeries> seeds;
+};
+enum class SeriesAxis { kSeqLen, kSteps };
+SeriesPoints series_points(const std::vector<const Group*>& series, SeriesAxis axis);
+
+}  // namespace xsa::report

@@ -1,0 +1,112 @@
+#include "xsa/report/sections.h"
+
+#include <algorithm>
+
+#include "xsa/report/section_builders.h"
+#include "xsa/util/error.h"
+
+namespace xsa::report {
+
+const std::vector<Section>& sections() {
+  static const std::vector<Section> registry = {
+      {"paired", "Paired runs", "one row per run: final val loss ± SEM, Δ and improvement vs its baseline",
+       "", false, false, build_paired},
+      {"by_lambda", "By λ (paired over seeds, pooled over sequence lengths)",
+       "per baseline, λ and budget: mean improvement and Δ with 95% t CIs over seeds, verdict", "", false,
+       false, build_by_lambda},
+      {"by_budget", "By training budget (paired over seeds)",
+       "per λ and budget: the comparison next to tokens, epochs, val − train gap and the val trend at the "
+       "end",
+       "", false, false, build_by_budget},
+      {"budget_trend",
+       "Trend with the training budget (slope of the improvement over log2 steps per seed, 95% CI over "
+       "seeds)",
+       "per variant, length and batch: slope of the gain per doubling of steps",
+       "_No variant has results at two or more training budgets._", false, false, build_budget_trend},
+      {"budget_trend_change",
+       "Change of the budget trend (per seed, slope over the last interval of budgets minus slope over the "
+       "first, per doubling of steps; 95% CI over seeds)",
+       "with three or more budgets: does the budget trend bend",
+       "_No variant has results at three or more training budgets._", false, false,
+       build_budget_trend_change},
+      {"by_seq_len", "By sequence length (paired over seeds)",
+       "per length, batch, budget and λ: the comparison with 95% t CIs", "", false, false, build_by_seq_len},
+      {"seq_len_trend",
+       "Trend with sequence length (slope of the improvement over log2 T per seed, 95% CI over seeds)",
+       "per variant, budget and length design: slope of the gain per doubling of T",
+       "_No variant has results at two or more sequence lengths._", false, false, build_seq_len_trend},
+      {"eval_curve", "Paired Δ val loss along training (fixed eval windows, 95% CI over seeds)",
+       "per λ, budget and evaluation step: mean Δ val loss with its CI", "", false, false, build_eval_curve},
+      {"bias_init", "Bias metrics per layer at initialisation (step 0, mean ± 95% CI over seeds)",
+       "per group and layer: cos(y,v), cos(z,v), attn_diag, value_cos of baseline and variant at step 0",
+       "_No bias metrics in these results._", false, false, build_bias_init},
+      {"bias", "Bias metrics per layer (final measurement, mean ± 95% CI over seeds)",
+       "per group and layer: the bias metrics of baseline and variant at the last measurement",
+       "_No bias metrics in these results._", false, false, build_bias_final},
+      {"bias_budget_change",
+       "Change of the bias metrics between neighbouring budgets (per seed, final at the longer budget minus "
+       "at the shorter; mean ± 95% CI over seeds)",
+       "per variant, budget interval and layer: the paired change of every bias metric",
+       "_No seed has bias metrics of both the baseline and the variant at two neighbouring known training "
+       "budgets._",
+       false, false, build_bias_budget_change},
+      {"learned_lambda", "Learned λ / gate per layer and head (final measurement, mean ± SD over seeds)",
+       "per learned-λ or gate variant and layer: the final λ of every head",
+       "_No learned λ or gate variants in these results._", false, false, build_learned_lambda},
+      {"verdicts", "Verdicts", "one sentence per comparison: better / worse / within noise, with its CI", "",
+       true, false, build_verdicts},
+      {"notes", "Notes", "what discovery and grouping noticed (skipped files, repeated runs)", "", true, true,
+       build_notes},
+  };
+  return registry;
+}
+
+std::string section_keys(const std::string& separator) {
+  std::string out;
+  for (const auto& s : sections()) out += (out.empty() ? "" : separator) + s.key;
+  return out;
+}
+
+Report build_report(const std::vector<ExperimentResult>& experiments, const std::vector<std::string>& notes) {
+  const Grouping grouping = group_experiments(experiments, notes);
+  const SectionInputs inputs{experiments, grouping};
+  Report report;
+  for (const auto& s : sections()) {
+    Table t;
+    t.key = s.key;
+    t.title = s.title;
+    t.empty_text = s.empty_text;
+    t.as_list = s.as_list;
+    t.csv_omit_when_empty = s.csv_omit_when_empty;
+    s.build(inputs, t);
+    report.tables.push_back(std::move(t));
+  }
+  return report;
+}
+
+std::vector<std::string> split_commas(const std::string& list) {
+  std::vector<std::string> items;
+  for (std::size_t start = 0; start <= list.size();) {
+    std::size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    items.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
+}
+
+Report select_sections(const Report& report, const std::string& comma_separated_keys) {
+  Report out;
+  std::string known;
+  for (const auto& t : report.tables) known += (known.empty() ? "" : ", ") + t.key;
+  for (const std::string& key : split_commas(comma_separated_keys)) {
+    const auto it = std::find_if(report.tables.begin(), report.tables.end(),
+                                 [&](const Table& t) { return t.key == key; });
+    if (it == report.tables.end())
+      throw InputError("--section '" + key + "': not a section, expected one or more of " + known);
+    out.tables.push_back(*it);
+  }
+  return out;
+}
+
+}  // namespace xsa::report

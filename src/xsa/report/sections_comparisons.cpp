@@ -1,0 +1,301 @@
+// Sections that compare final losses: the paired runs, the groups by λ, budget and length, the paired Δ
+// along training, the verdicts and the notes.
+#include <map>
+#include <set>
+
+#include "xsa/report/columns.h"
+#include "xsa/report/section_builders.h"
+
+namespace xsa::report {
+
+namespace {
+
+// The statistics of one group's paired differences, computed once per row.
+struct GroupStats {
+  PairedInterval delta, improvement;
+  std::size_t favouring = 0;
+};
+GroupStats stats_of(const Group& g) {
+  const auto deltas = g.deltas();
+  return {paired_interval(deltas), paired_interval(g.improvements()), count_favouring_variant(deltas)};
+}
+
+struct GroupRow {
+  const Group* group;
+  GroupStats stats;
+};
+std::vector<GroupRow> group_rows(const std::vector<Group>& groups) {
+  std::vector<GroupRow> rows;
+  for (const auto& g : groups) rows.push_back({&g, stats_of(g)});
+  return rows;
+}
+
+const Columns<GroupStats>& group_stat_columns() {
+  static const Columns<GroupStats> columns = {
+      {{"n", "n"}, [](const GroupStats& s) { return count_cell(s.delta.n); }},
+      {{"favouring", "seeds favouring variant"}, [](const GroupStats& s) { return count_cell(s.favouring); }},
+      {{"mean_improvement_pct", "mean improvement %", 2, true},
+       [](const GroupStats& s) { return Cell(s.improvement.mean); }},
+      {{"improvement_ci_low", "improvement 95% CI low", 2, true},
+       [](const GroupStats& s) { return opt_cell(s.improvement.low); }},
+      {{"improvement_ci_high", "improvement 95% CI high", 2, true},
+       [](const GroupStats& s) { return opt_cell(s.improvement.high); }},
+      {{"mean_delta", "mean Δ", 4, true}, [](const GroupStats& s) { return Cell(s.delta.mean); }},
+      {{"delta_ci_low", "Δ 95% CI low", 4, true}, [](const GroupStats& s) { return opt_cell(s.delta.low); }},
+      {{"delta_ci_high", "Δ 95% CI high", 4, true},
+       [](const GroupStats& s) { return opt_cell(s.delta.high); }},
+      {{"verdict", "verdict"},
+       [](const GroupStats& s) { return Cell(verdict_name(verdict_for_loss_delta(s.delta))); }},
+  };
+  return columns;
+}
+
+template <class Row>
+Columns<Row> with_group_stats(Columns<Row> head) {
+  append(head,
+         columns_of<Row>(group_stat_columns(), [](const Row& r) -> const GroupStats& { return r.stats; }));
+  return head;
+}
+
+// The key of a row's group, as most group tables name it.
+Cell baseline_cell(const GroupRow& r) {
+  return r.group->key.baseline;
+}
+Cell lambda_cell(const GroupRow& r) {
+  return r.group->key.label;
+}
+Cell steps_cell(const GroupRow& r) {
+  return r.group->key.steps;
+}
+
+}  // namespace
+
+void build_paired(const SectionInputs& in, Table& t) {
+  struct Row {
+    const ExperimentResult* experiment;
+    const RunResult* run;
+    const Comparison* comparison;  // null for the baseline and any run not compared
+  };
+  std::vector<Row> rows;
+  for (const auto& e : in.experiments)
+    for (const auto& run : e.runs) {
+      // Δ and improvement come from the file's comparisons (the trainer's own numbers).
+      const Comparison* cmp = nullptr;
+      for (const auto& c : e.comparisons)
+        if (c.variant == run.variant) cmp = &c;
+      rows.push_back({&e, &run, cmp});
+    }
+  const Columns<Row> columns = {
+      {{"experiment", "experiment"}, [](const Row& r) { return Cell(r.experiment->label); }},
+      {{"seq_len", "seq_len"}, [](const Row& r) { return Cell(r.experiment->seq_len); }},
+      {{"seed", "seed"},
+       [](const Row& r) { return r.run->seed ? Cell(static_cast<std::int64_t>(*r.run->seed)) : Cell(); }},
+      {{"variant", "variant"}, [](const Row& r) { return Cell(r.run->variant); }},
+      {{"lambda", "λ"}, [](const Row& r) { return Cell(variant_group_label(*r.experiment, *r.run)); }},
+      {{"val_loss", "final val loss", 4}, [](const Row& r) { return Cell(r.run->final.val_loss); }},
+      {{"val_loss_sem", "± SEM", 4}, [](const Row& r) { return opt_cell(r.run->final.val_loss_sem); }},
+      {{"delta_val_loss", "Δ vs baseline", 4, true},
+       [](const Row& r) { return r.comparison ? Cell(r.comparison->delta_val_loss) : Cell(); }},
+      {{"improvement_pct", "improvement %", 2, true},
+       [](const Row& r) { return r.comparison ? Cell(r.comparison->improvement_pct) : Cell(); }},
+  };
+  fill_table(t, columns, rows);
+}
+
+void build_by_lambda(const SectionInputs& in, Table& t) {
+  const auto columns = with_group_stats<GroupRow>({
+      {{"baseline", "baseline"}, baseline_cell},
+      {{"lambda", "λ"}, lambda_cell},
+      {{"steps", "steps"}, steps_cell},
+      {{"seq_lens", "seq_len(s)"}, [](const GroupRow& r) { return Cell(number_list(r.group->seq_lens)); }},
+  });
+  fill_table(t, columns, group_rows(in.grouping.pooled));
+}
+
+void build_by_seq_len(const SectionInputs& in, Table& t) {
+  // A batch of 0: not in the results' config.
+  auto batch = [](const GroupRow& r) { return r.group->key.batch_size.value_or(0); };
+  const auto columns = with_group_stats<GroupRow>({
+      {{"seq_len", "seq_len"}, [](const GroupRow& r) { return Cell(*r.group->key.seq_len); }},
+      {{"batch_size", "batch"},
+       [batch](const GroupRow& r) { return batch(r) > 0 ? Cell(batch(r)) : Cell(); }},
+      {{"tokens_per_step", "tokens/step"},
+       [batch](const GroupRow& r) { return batch(r) > 0 ? Cell(batch(r) * *r.group->key.seq_len) : Cell(); }},
+      {{"steps", "steps"}, steps_cell},
+      {{"baseline", "baseline"}, baseline_cell},
+      {{"lambda", "λ"}, lambda_cell},
+  });
+  fill_table(t, columns, group_rows(in.grouping.per_len));
+}
+
+namespace {
+
+// Validation loss change per 100 steps over the last two evaluations (negative: still falling).
+std::optional<double> final_val_trend(const RunResult& run) {
+  if (run.eval.size() < 2) return std::nullopt;
+  const EvalPoint& last = run.eval[run.eval.size() - 1];
+  const EvalPoint& prev = run.eval[run.eval.size() - 2];
+  if (last.step <= prev.step) return std::nullopt;
+  return 100.0 * (last.val_loss - prev.val_loss) / static_cast<double>(last.step - prev.step);
+}
+
+}  // namespace
+
+// One row per (λ, budget): the improvement with its CI next to how long the runs trained (tokens, epochs
+// of the train split) and whether they overfit (train–val gap) or were still learning (val trend).
+void build_by_budget(const SectionInputs& in, Table& t) {
+  struct Row : GroupRow {
+    std::set<std::int64_t> tokens;
+    std::set<double> epochs;
+    std::vector<double> val[2], gap[2], trend[2];  // [0] baseline, [1] variant
+  };
+  std::vector<Row> rows;
+  for (const auto& g : in.grouping.pooled) {
+    Row row{{&g, stats_of(g)}, {}, {}, {}, {}, {}};
+    for (const auto& p : g.pairs) {
+      const ExperimentResult& e = *p.experiment;
+      const std::int64_t run_tokens = train_steps(e) * batch_size(e) * e.seq_len;
+      row.tokens.insert(run_tokens);
+      if (auto train_tokens = e.train_tokens())
+        row.epochs.insert(static_cast<double>(run_tokens) / static_cast<double>(*train_tokens));
+      const RunResult* runs[2] = {p.baseline, p.variant};
+      for (int i = 0; i < 2; ++i) {
+        row.val[i].push_back(runs[i]->final.val_loss);
+        if (runs[i]->final.train_loss)
+          row.gap[i].push_back(runs[i]->final.val_loss - *runs[i]->final.train_loss);
+        if (auto tr = final_val_trend(*runs[i])) row.trend[i].push_back(*tr);
+      }
+    }
+    rows.push_back(std::move(row));
+  }
+  auto columns = with_group_stats<Row>({
+      {{"baseline", "baseline"}, [](const Row& r) { return baseline_cell(r); }},
+      {{"lambda", "λ"}, [](const Row& r) { return lambda_cell(r); }},
+      {{"steps", "steps"}, [](const Row& r) { return steps_cell(r); }},
+      {{"tokens", "tokens per run"},
+       [](const Row& r) { return r.tokens.size() == 1 ? Cell(*r.tokens.begin()) : Cell(); }},
+      {{"epochs", "epochs", 2},
+       [](const Row& r) { return r.epochs.size() == 1 ? Cell(*r.epochs.begin()) : Cell(); }},
+  });
+  for (int i = 0; i < 2; ++i) {
+    const std::string s = i == 0 ? "base" : "var", who = i == 0 ? "base " : "variant ";
+    append(columns,
+           {{{s + "_val_loss", who + "val loss", 4}, [i](const Row& r) { return avg(r.val[i]); }},
+            {{s + "_gap", who + "val − train", 4, true}, [i](const Row& r) { return avg(r.gap[i]); }},
+            {{s + "_val_trend", who + "val Δ/100 steps at end", 4, true},
+             [i](const Row& r) { return avg(r.trend[i]); }}});
+  }
+  fill_table(t, columns, rows);
+}
+
+// The paired validation-loss difference along training (the fixed eval windows), mean and 95% CI over
+// seeds at every evaluation step that all pairs of the group share.
+void build_eval_curve(const SectionInputs& in, Table& t) {
+  struct Row {
+    const Group* group;
+    std::int64_t step;
+    double base_mean, var_mean;
+    PairedInterval delta;
+  };
+  std::vector<Row> rows;
+  for (const auto& g : in.grouping.pooled) {
+    std::map<std::int64_t, std::vector<std::pair<double, double>>> at_step;  // step -> (base, variant)
+    for (const auto& p : g.pairs) {
+      std::map<std::int64_t, double> base;
+      for (const auto& e : p.baseline->eval) base[e.step] = e.val_loss;
+      for (const auto& e : p.variant->eval)
+        if (auto it = base.find(e.step); it != base.end())
+          at_step[e.step].push_back({it->second, e.val_loss});
+    }
+    for (const auto& [step, values] : at_step) {
+      if (values.size() != g.pairs.size()) continue;  // a step some pairs lack would change the seed set
+      std::vector<double> base, var, delta;
+      for (const auto& [b, v] : values) {
+        base.push_back(b);
+        var.push_back(v);
+        delta.push_back(v - b);
+      }
+      rows.push_back({&g, step, mean(base), mean(var), paired_interval(delta)});
+    }
+  }
+  const Columns<Row> columns = {
+      {{"baseline", "baseline"}, [](const Row& r) { return Cell(r.group->key.baseline); }},
+      {{"lambda", "λ"}, [](const Row& r) { return Cell(r.group->key.label); }},
+      {{"steps", "steps"}, [](const Row& r) { return Cell(r.group->key.steps); }},
+      {{"step", "step"}, [](const Row& r) { return Cell(r.step); }},
+      {{"n", "n"}, [](const Row& r) { return count_cell(r.delta.n); }},
+      {{"base_val_loss", "base val loss", 4}, [](const Row& r) { return Cell(r.base_mean); }},
+      {{"var_val_loss", "variant val loss", 4}, [](const Row& r) { return Cell(r.var_mean); }},
+      {{"mean_delta", "mean Δ", 4, true}, [](const Row& r) { return Cell(r.delta.mean); }},
+      {{"delta_ci_low", "Δ 95% CI low", 4, true}, [](const Row& r) { return opt_cell(r.delta.low); }},
+      {{"delta_ci_high", "Δ 95% CI high", 4, true}, [](const Row& r) { return opt_cell(r.delta.high); }},
+  };
+  fill_table(t, columns, rows);
+}
+
+namespace {
+
+std::string lambda_text(const GroupKey& k) {
+  return k.has_lambda ? "λ=" + k.label : k.label;
+}
+
+std::string verdict_line(const Group& g, const GroupStats& s, const std::string& scope) {
+  const PairedInterval& d = s.delta;
+  std::string line = lambda_text(g.key) + " vs " + g.key.baseline + ", " + scope + ": " +
+                     verdict_name(verdict_for_loss_delta(d)) + " — mean Δ " + fixed(d.mean, 4, true) + " (";
+  if (d.defined())
+    line += "95% CI [" + fixed(*d.low, 4, true) + ", " + fixed(*d.high, 4, true) + "]";
+  else
+    line += "95% CI undefined with a single seed";
+  line += "), improvement " + fixed(s.improvement.mean, 2, true) + "%, " + std::to_string(s.favouring) + "/" +
+          std::to_string(d.n) + " seeds favour the variant";
+  return line;
+}
+
+}  // namespace
+
+void build_verdicts(const SectionInputs& in, Table& t) {
+  struct Row : GroupRow {
+    std::string scope;
+    std::optional<std::int64_t> seq_len;
+    std::string scope_text;
+  };
+  std::vector<Row> rows;
+  // Budgets are named only when the results hold more than one.
+  std::set<std::int64_t> budgets;
+  for (const auto& g : in.grouping.pooled) budgets.insert(g.key.steps);
+  auto budget = [&](const Group& g) {
+    return budgets.size() > 1 ? ", " + std::to_string(g.key.steps) + " steps" : std::string();
+  };
+  for (const auto& g : in.grouping.per_len)
+    rows.push_back({{&g, stats_of(g)},
+                    "seq_len",
+                    *g.key.seq_len,
+                    "seq_len " + std::to_string(*g.key.seq_len) + budget(g)});
+  // A pooled line only adds information when it actually pools several sequence lengths.
+  for (const auto& g : in.grouping.pooled)
+    if (g.seq_lens.size() > 1)
+      rows.push_back({{&g, stats_of(g)},
+                      "pooled",
+                      std::nullopt,
+                      "pooled over seq_len " + number_list(g.seq_lens) + budget(g)});
+  const Columns<Row> columns = {
+      {{"scope", "scope"}, [](const Row& r) { return Cell(r.scope); }},
+      {{"baseline", "baseline"}, [](const Row& r) { return baseline_cell(r); }},
+      {{"lambda", "λ"}, [](const Row& r) { return lambda_cell(r); }},
+      {{"seq_len", "seq_len"}, [](const Row& r) { return r.seq_len ? Cell(*r.seq_len) : Cell(); }},
+      {{"n", "n"}, [](const Row& r) { return count_cell(r.stats.delta.n); }},
+      {{"verdict", "verdict"},
+       [](const Row& r) { return Cell(verdict_name(verdict_for_loss_delta(r.stats.delta))); }},
+      {{"text", "text"}, [](const Row& r) { return Cell(verdict_line(*r.group, r.stats, r.scope_text)); }},
+  };
+  fill_table(t, columns, rows);
+}
+
+void build_notes(const SectionInputs& in, Table& t) {
+  const Columns<std::string> columns = {
+      {{"text", "text"}, [](const std::string& note) { return Cell(note); }}};
+  fill_table(t, columns, in.grouping.notes);
+}
+
+}  // namespace xsa::report

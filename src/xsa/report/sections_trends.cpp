@@ -1,0 +1,113 @@
+// Sections that fit a trend per seed: the gain over the training budget (and whether that trend bends) and
+// over the sequence length. The maths (slopes, intervals) is in xsa/report/stats.h; the series of groups in
+// xsa/report/grouping.h.
+#include "xsa/report/columns.h"
+#include "xsa/report/section_builders.h"
+
+namespace xsa::report {
+
+namespace {
+
+// The trend columns shared by the budget and length trends.
+Columns<Trend> trend_columns(const std::string& falling_text, const std::string& slope_text,
+                             const std::string& what) {
+  return {
+      {{"n", "n"}, [](const Trend& tr) { return count_cell(tr.ci.n); }},
+      {{"falling", falling_text}, [](const Trend& tr) { return count_cell(tr.falling()); }},
+      {{"slope", slope_text, 2, true},
+       [](const Trend& tr) { return tr.slopes.empty() ? Cell() : Cell(tr.ci.mean); }},
+      {{"slope_ci_low", "95% CI low", 2, true}, [](const Trend& tr) { return opt_cell(tr.ci.low); }},
+      {{"slope_ci_high", "95% CI high", 2, true}, [](const Trend& tr) { return opt_cell(tr.ci.high); }},
+      {{"verdict", "verdict"}, [what](const Trend& tr) { return Cell(tr.verdict(what)); }},
+  };
+}
+
+}  // namespace
+
+// Does the gain survive longer training? The per-seed trend over the training budget (train.steps) at one
+// sequence length and batch. Seeds pair across budgets because a seed fixes the initial weights and the
+// order of the batches; only the schedule (warmup + cosine over the budget) and its length differ.
+void build_budget_trend(const SectionInputs& in, Table& t) {
+  struct Row {
+    BudgetHead head;
+    Trend trend;
+  };
+  std::vector<Row> rows;
+  for (const auto& series : budget_series(in.grouping.per_len)) {
+    const SeriesPoints points = series_points(series.groups, SeriesAxis::kSteps);
+    if (points.xs.size() < 2) continue;  // one known budget: no trend to speak of
+    rows.push_back({{series.key, number_list(points.xs)}, per_seed_trend(points.seeds)});
+  }
+  auto columns = budget_head_columns<Row>();
+  append(columns, columns_of<Row>(trend_columns("seeds whose gain falls with the budget",
+                                                "improvement % per doubling of steps", "the budget"),
+                                  [](const Row& r) -> const Trend& { return r.trend; }));
+  fill_table(t, columns, rows);
+}
+
+// Does the budget trend bend? With three or more budgets, per seed: the slope of its improvement between the
+// last two budgets minus the slope between the first two (each per doubling of steps), from the seeds that
+// have every budget; the mean change with a t CI over seeds. A gain that shrinks ever more slowly has a
+// negative first slope and a rising slope ("slope rises").
+void build_budget_trend_change(const SectionInputs& in, Table& t) {
+  struct Row {
+    BudgetHead head;
+    SlopeChange change;
+  };
+  std::vector<Row> rows;
+  for (const auto& series : budget_series(in.grouping.per_len)) {
+    const SeriesPoints points = series_points(series.groups, SeriesAxis::kSteps);
+    if (points.xs.size() < 3) continue;  // one interval: nothing to compare
+    rows.push_back({{series.key, number_list(points.xs)}, per_seed_slope_change(points.seeds)});
+  }
+  auto when_any = [](const Row& r, double v) { return r.change.change.empty() ? Cell() : Cell(v); };
+  auto columns = budget_head_columns<Row>();
+  append(
+      columns,
+      {{{"n", "n"}, [](const Row& r) { return count_cell(r.change.ci.n); }},
+       {{"first_slope", "slope, first interval", 2, true},
+        [when_any](const Row& r) { return when_any(r, mean(r.change.first)); }},
+       {{"last_slope", "slope, last interval", 2, true},
+        [when_any](const Row& r) { return when_any(r, mean(r.change.last)); }},
+       {{"rising", "seeds whose slope rises"}, [](const Row& r) { return count_cell(r.change.rising()); }},
+       {{"change", "change of slope", 2, true},
+        [when_any](const Row& r) { return when_any(r, r.change.ci.mean); }},
+       {{"change_ci_low", "95% CI low", 2, true}, [](const Row& r) { return opt_cell(r.change.ci.low); }},
+       {{"change_ci_high", "95% CI high", 2, true}, [](const Row& r) { return opt_cell(r.change.ci.high); }},
+       {{"verdict", "verdict"},
+        [](const Row& r) { return Cell(sign_verdict(r.change.ci, "slope rises", "slope falls")); }}});
+  fill_table(t, columns, rows);
+}
+
+// Does the gain grow or shrink with context length? The per-seed trend over T of every length series
+// (design). Seeds pair across lengths because a seed fixes the initial weights (the model does not depend on
+// T with RoPE).
+void build_seq_len_trend(const SectionInputs& in, Table& t) {
+  struct Row {
+    const Group* first;
+    std::string design;
+    std::string lengths;
+    Trend trend;
+  };
+  std::vector<Row> rows;
+  for (const LengthSeries& series : length_series(in.grouping.per_len)) {
+    if (series.groups.size() < 2) continue;  // one length: no trend to speak of
+    const SeriesPoints points = series_points(series.groups, SeriesAxis::kSeqLen);
+    if (points.xs.size() < 2) continue;
+    rows.push_back(
+        {series.groups.front(), series.design, number_list(points.xs), per_seed_trend(points.seeds)});
+  }
+  Columns<Row> columns = {
+      {{"baseline", "baseline"}, [](const Row& r) { return Cell(r.first->key.baseline); }},
+      {{"lambda", "λ"}, [](const Row& r) { return Cell(r.first->key.label); }},
+      {{"steps", "steps"}, [](const Row& r) { return Cell(r.first->key.steps); }},
+      {{"design", "design"}, [](const Row& r) { return r.design.empty() ? Cell() : Cell(r.design); }},
+      {{"seq_lens", "seq_len(s)"}, [](const Row& r) { return Cell(r.lengths); }},
+  };
+  append(columns, columns_of<Row>(
+                      trend_columns("seeds whose gain falls with T", "improvement % per doubling of T", "T"),
+                      [](const Row& r) -> const Trend& { return r.trend; }));
+  fill_table(t, columns, rows);
+}
+
+}  // namespace xsa::report
