@@ -255,9 +255,12 @@ def comparisons(experiments):
             comps = [{"baseline": base["variant"], "variant": r["variant"],
                       "improvement_pct": 100 * (b - r["final"]["val_loss"]) / b} for r in e["runs"][1:]]
         for c in comps:
-            label, lam = variant_lambda(runs[c["variant"]])
+            run = runs[c["variant"]]
+            label, lam = variant_lambda(run)
             scale = ((e.get("config") or {}).get("attention") or {}).get("lambda_lr_scale", 1)
-            if lam is None and isinstance(scale, (int, float)) and scale != 1:
+            if "label" in run:  # written by xsa-train: the tables' group label (layers, λ learning rate)
+                label = run["label"]
+            elif lam is None and isinstance(scale, (int, float)) and scale != 1:
                 label += " lr×%g" % scale  # as xsa-inspect: other λ learning rates never share a group
             rows.append((e["_seq_len"], label, lam, c["improvement_pct"]))
     return rows

@@ -50,7 +50,7 @@ run_sweep() {
   printf '{"sweep": "%s", "event": "start", "started": "%s", "workers": %d}\n' \
     "$name" "$(date -u -d "@$start" +%FT%TZ)" "$workers" >> results/science_runs.jsonl
   nice -n 19 build/xsa-sweep --config "$config" --workers "$workers" --out "results/$name" \
-    > "results/$name.sweep.log" 2>&1
+    >> "results/$name.sweep.log" 2>&1
   rc=$?
   end=$(date +%s)
   printf '{"sweep": "%s", "event": "end", "started": "%s", "wall_s": %d, "workers": %d, "exit": %d, "cpu": "%s"}\n' \

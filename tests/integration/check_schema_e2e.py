@@ -15,7 +15,7 @@ import sys
 TOP = {"schema", "name", "config", "version", "environment", "data", "runs", "comparisons"}
 ENVIRONMENT = {"threads", "blas", "blas_threads", "workers", "host_cores", "peak_rss_mib", "wall_s"}
 DATA = {"dir", "vocab_size", "train_tokens", "val_tokens", "tokenizer_sha256"}
-RUN = {"variant", "lambda", "variant_spec", "layers", "seed", "init_checksum", "eval", "train_loss", "final",
+RUN = {"variant", "lambda", "variant_spec", "layers", "label", "seed", "init_checksum", "eval", "train_loss", "final",
        "bias", "samples", "timing"}
 FINAL = {"val_loss", "val_loss_sem", "eval_tokens", "eval_windows", "train_loss"}
 TIMING = {"wall_s", "train_s", "tokens_per_s", "step_ms_median"}
@@ -102,9 +102,7 @@ def check_inspect(work, results):
             if doc["config"]["data"]["seq_len"] != row["seq_len"]:
                 continue
             for run in doc["runs"][1:]:
-                spec = run["variant_spec"]
-                name = "%g" % spec["lambda"] if spec["lambda"] is not None else spec["kind"]
-                if name == row["lambda"]:
+                if run["label"] == row["lambda"]:  # the label xsa-train wrote is what the tables group by
                     values += [l["cos_y_v"] for l in run["bias"][-1]["layers"] if l["layer"] == row["layer"]]
         check(values and close(row["var_cos_y_v"], sum(values) / len(values)),
               "bias table var_cos_y_v for %s" % row)

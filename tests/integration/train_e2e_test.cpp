@@ -236,6 +236,25 @@ TEST_F(TrainE2E, LearnedLambdaGateAndLayerSubsetRunEndToEnd) {
   EXPECT_LT(std::abs(fixed_half[1]["cos_z_v"].get<double>()),
             std::abs(fixed_half[1]["cos_y_v"].get<double>()));
   EXPECT_EQ(r["runs"][3]["layers"], json::array({1}));
+  // Labels (what the tables group by) name the layer subset, so no table pools these with all-layer runs.
+  EXPECT_EQ(r["runs"][3]["label"], "0.5@1");
+  EXPECT_EQ(r["runs"][1]["label"], "learned@1");
+}
+
+// "xsa@1": XSA on layer 1 only, next to XSA on every layer, in one paired experiment (one SA baseline).
+TEST_F(TrainE2E, AVariantOnItsOwnLayersRunsBesideTheSameVariantOnAll) {
+  json r = train_ok("run", {"attention.variants=[sa, xsa, xsa@1]"});
+  ASSERT_EQ(r["runs"].size(), 3u);
+  EXPECT_EQ(r["runs"][2]["variant"], "xsa@1");
+  EXPECT_EQ(r["runs"][2]["layers"], json::array({1}));
+  EXPECT_EQ(r["runs"][1]["layers"], "all");
+  EXPECT_EQ(r["runs"][1]["label"], "1");
+  EXPECT_EQ(r["runs"][2]["label"], "1@1");
+  EXPECT_EQ(r["runs"][2]["init_checksum"], r["runs"][0]["init_checksum"]);
+  const json& last = r["runs"][2]["bias"].back()["layers"];
+  EXPECT_DOUBLE_EQ(last[0]["cos_y_v"].get<double>(), last[0]["cos_z_v"].get<double>());  // layer 0 stays SA
+  EXPECT_LT(std::abs(last[1]["cos_z_v"].get<double>()), 1e-4);                           // layer 1: z ⟂ v
+  EXPECT_NE(r["runs"][2]["final"]["val_loss"], r["runs"][1]["final"]["val_loss"]);
 }
 
 TEST_F(TrainE2E, ResumeAfterKillEqualsUninterruptedRun) {

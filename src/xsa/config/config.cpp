@@ -31,20 +31,6 @@ std::string shortest_number(double v) {
   return buf;
 }
 
-const char* variant_kind_name(VariantSpec::Kind kind) {
-  switch (kind) {
-    case VariantSpec::Kind::kLearned:
-      return "learned";
-    case VariantSpec::Kind::kGate:
-      return "gate";
-    case VariantSpec::Kind::kTanhGate:
-      return "tanh_gate";
-    case VariantSpec::Kind::kFixed:
-      break;
-  }
-  return "fixed";
-}
-
 std::optional<long long> parse_plain_integer(const std::string& s) {
   const char* begin = s.data() + (!s.empty() && s[0] == '+' ? 1 : 0);
   long long v = 0;
@@ -60,18 +46,6 @@ std::optional<double> parse_plain_number(const std::string& s) {
   double v = std::strtod(s.c_str(), &end);
   if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
   return v;
-}
-
-std::string VariantSpec::name() const {
-  if (kind != Kind::kFixed) return variant_kind_name(kind);
-  if (from_keyword && lambda == 0.0) return "sa";
-  if (from_keyword && lambda == 1.0) return "xsa";
-  return "lambda=" + shortest_number(lambda);
-}
-
-nlohmann::json VariantSpec::to_json() const {
-  if (kind != Kind::kFixed || (from_keyword && (lambda == 0.0 || lambda == 1.0))) return name();
-  return lambda;
 }
 
 namespace {
@@ -137,22 +111,16 @@ std::optional<bool> as_bool(const YAML::Node& n) {
   return std::nullopt;
 }
 
-// Parses one variant spelling: sa | xsa | learned | gate | tanh_gate | a number in [0,1].
+// Parses one variant spelling (xsa/config/variant.h): a keyword, a number in [0,1], either with "@<layers>".
 std::optional<VariantSpec> as_variant(const YAML::Node& n) {
-  using Kind = VariantSpec::Kind;
   if (!n || !n.IsScalar()) return std::nullopt;
-  const std::string& s = n.Scalar();
-  if (s == "sa") return VariantSpec{Kind::kFixed, 0.0, true};
-  if (s == "xsa") return VariantSpec{Kind::kFixed, 1.0, true};
-  if (s == "learned") return VariantSpec{Kind::kLearned, 0.0, true};
-  if (s == "gate") return VariantSpec{Kind::kGate, 0.0, true};
-  if (s == "tanh_gate") return VariantSpec{Kind::kTanhGate, 0.0, true};
+  if (auto spec = parse_variant_keyword(n.Scalar())) return spec;
   auto v = as_number(n);
   if (!v || *v < 0.0 || *v > 1.0) return std::nullopt;
-  return VariantSpec{Kind::kFixed, *v + 0.0, false};  // + 0.0 folds -0 into 0
+  return VariantSpec{VariantSpec::Kind::kFixed, *v + 0.0, false, {}};  // + 0.0 folds -0 into 0
 }
 
-constexpr const char* kVariantExpected = "sa, xsa, learned, gate, tanh_gate or a number in [0, 1]";
+constexpr const char* kVariantExpected = kVariantSpellings;
 
 // One config key: how to read it from YAML (with its range check) and how to write it back.
 struct Key {
@@ -487,7 +455,7 @@ void read_tree(const YAML::Node& root, Config& c, const Context& ctx) {
           fail(ctx, kLambdaKey, "attention.lambda and attention.variants both given, expected only one");
         auto v = as_variant(entry.second);
         if (!v) fail_got(ctx, kLambdaKey, entry.second, kVariantExpected);
-        VariantSpec sa{VariantSpec::Kind::kFixed, 0.0, true};
+        VariantSpec sa{VariantSpec::Kind::kFixed, 0.0, true, {}};
         if (v->name() == sa.name())
           fail(ctx, kLambdaKey, "got 'sa', expected a variant other than the sa baseline it is paired with");
         c.attention.variants = {sa, *v};
@@ -518,6 +486,12 @@ void cross_check(const Config& c, const Context& ctx) {
       fail(ctx, "attention.layers",
            "got layer " + std::to_string(layer) +
                ", expected layers in [0, model.n_layer = " + std::to_string(c.model.n_layer) + ")");
+  for (const auto& v : c.attention.variants)
+    for (int layer : v.layers)
+      if (layer >= c.model.n_layer)
+        fail(ctx, "attention.variants",
+             "variant '" + v.name() + "': layer " + std::to_string(layer) +
+                 ", expected layers in [0, model.n_layer = " + std::to_string(c.model.n_layer) + ")");
 }
 
 }  // namespace

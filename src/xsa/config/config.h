@@ -9,32 +9,9 @@
 #include <string>
 #include <vector>
 
-namespace xsa {
+#include "xsa/config/variant.h"
 
-// One attention variant of a paired experiment.
-//   "sa" (λ=0), "xsa" (λ=1), a number λ in [0,1] (λ-XSA),
-//   "learned" (one λ per layer and head, λ = sigmoid(θ), θ initialised so λ = attention.learned_init),
-//   "gate" (one zero-initialised gate g per layer and head, λ = g: training starts as SA),
-//   "tanh_gate" (one α per layer and head initialised to 0, λ = tanh(α) in (-1, 1): modded-nanogpt's
-//   zero-initialised tanh gate; also starts as SA).
-struct VariantSpec {
-  // Spelled "fixed", "learned", "gate", "tanh_gate" (variant_kind_name).
-  enum class Kind { kFixed, kLearned, kGate, kTanhGate };
-  Kind kind = Kind::kFixed;
-  double lambda = 0.0;  // for kFixed
-  // True when written as the keyword "sa"/"xsa"; false when written as a number, so that an explicit
-  // `0` or `1` keeps the name "lambda=0"/"lambda=1" and a sweep's λ=0 point stays distinct from its baseline.
-  bool from_keyword = true;
-  // Stable display name used in results.json and tables: "sa", "xsa", "lambda=0.5", "learned", "gate",
-  // "tanh_gate".
-  std::string name() const;
-  bool is_sa() const { return kind == Kind::kFixed && lambda == 0.0; }
-  // The YAML/JSON spelling that parses back to this spec: "sa", "xsa", 0.5, "learned", "gate", "tanh_gate".
-  nlohmann::json to_json() const;
-  bool operator==(const VariantSpec& o) const {
-    return kind == o.kind && lambda == o.lambda && name() == o.name();
-  }
-};
+namespace xsa {
 
 struct DataConfig {
   std::string dir = "data/tinystories";
@@ -54,9 +31,9 @@ struct ModelConfig {
 
 struct AttentionConfig {
   // The first is the baseline.
-  std::vector<VariantSpec> variants = {VariantSpec{VariantSpec::Kind::kFixed, 0.0},
-                                       VariantSpec{VariantSpec::Kind::kFixed, 1.0}};
-  std::vector<int> layers;    // layers the variant applies to; empty = all layers
+  std::vector<VariantSpec> variants = {VariantSpec{VariantSpec::Kind::kFixed, 0.0, true, {}},
+                                       VariantSpec{VariantSpec::Kind::kFixed, 1.0, true, {}}};
+  std::vector<int> layers;    // layers the variants apply to (unless one has its own "@..."); empty = all
   double learned_init = 0.5;  // initial λ for the "learned" variant, in (0,1)
   // Multiplies the learning rate (and its schedule) of the learned λ's θ and of the gates. They are one
   // scalar per layer and head, and Adam moves a parameter by about lr per step whatever its gradient, so at
@@ -156,9 +133,6 @@ bool operator==(const Config& a, const Config& b);
 inline bool operator!=(const Config& a, const Config& b) {
   return !(a == b);
 }
-
-// "fixed" | "learned" | "gate" | "tanh_gate": the kind as results.json's variant_spec records it.
-const char* variant_kind_name(VariantSpec::Kind kind);
 
 // Plain YAML scalars as numbers (config values, sweep grid values): decimal notation only (no hex floats,
 // inf or nan), the whole text consumed, a leading '+' allowed for integers; nullopt otherwise.

@@ -196,10 +196,12 @@ std::vector<LayerAttention> layer_attention_plan(const ModelConfig& cfg, const A
   LayerAttention modified;
   modified.kind = variant.kind;
   modified.lambda = variant.kind == VariantSpec::Kind::kLearned ? attention.learned_init : variant.lambda;
+  // The variant's own layers ("xsa@2-3") if it has them, else attention.layers; empty = every layer.
+  const std::vector<int>& layers = variant.layers.empty() ? attention.layers : variant.layers;
   std::vector<LayerAttention> plan(cfg.n_layer);  // default: SA (fixed λ = 0)
   for (int l = 0; l < cfg.n_layer; ++l) {
-    bool selected = attention.layers.empty();
-    for (int chosen : attention.layers) selected = selected || chosen == l;
+    bool selected = layers.empty();
+    for (int chosen : layers) selected = selected || chosen == l;
     if (selected) plan[l] = modified;
   }
   return plan;

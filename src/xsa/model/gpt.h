@@ -153,7 +153,8 @@ TORCH_MODULE(Gpt);
 // True for names of per-variant XSA parameters ("...xsa_theta", "...xsa_gate", "...xsa_alpha").
 bool is_variant_parameter(const std::string& name);
 
-// The attention modification each layer gets for `variant` under `attention.layers`.
+// The attention modification each layer gets for `variant`: on its own layers ("xsa@2-3") if it has them,
+// else on `attention.layers` (empty = every layer); the other layers are SA.
 std::vector<LayerAttention> layer_attention_plan(const ModelConfig& cfg, const AttentionConfig& attention,
                                                  const VariantSpec& variant);
 

@@ -15,45 +15,15 @@ using nlohmann::json;
 
 namespace xsa::report {
 
-VariantRecord variant_record_from_name(const std::string& variant) {
-  VariantRecord spec;
-  if (variant == "sa") {
-    spec.lambda = 0.0;
-  } else if (variant == "xsa") {
-    spec.lambda = 1.0;
-  } else if (variant.rfind("lambda=", 0) == 0) {
-    const std::string number = variant.substr(7);
-    char* end = nullptr;
-    double value = std::strtod(number.c_str(), &end);
-    if (!number.empty() && end && *end == '\0' && std::isfinite(value)) {
-      spec.lambda = value;
-    } else {
-      spec.kind = variant;
-    }
-  } else {
-    spec.kind = variant;
-  }
-  return spec;
-}
-
-std::string variant_group_label(const VariantRecord& spec) {
-  if (!spec.lambda) return spec.kind;
-  // Shortest representation that round-trips well enough for grid values like 0.25 or 1.
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", *spec.lambda);
-  return buf;
-}
-
 std::string variant_group_label(const ExperimentResult& experiment, const RunResult& run) {
-  std::string label = variant_group_label(run.spec);
-  if (run.spec.lambda) return label;  // fixed λ: no parameters, the scale does not apply
+  if (!run.label.empty()) return run.label;
+  double scale = 1.0;
   const auto attention = experiment.config.find("attention");
-  if (attention == experiment.config.end() || !attention->is_object()) return label;
-  const auto scale = attention->find("lambda_lr_scale");
-  if (scale == attention->end() || !scale->is_number() || scale->get<double>() == 1.0) return label;
-  char buf[40];
-  std::snprintf(buf, sizeof buf, " lr×%.6g", scale->get<double>());
-  return label + buf;
+  if (attention != experiment.config.end() && attention->is_object()) {
+    const auto s = attention->find("lambda_lr_scale");
+    if (s != attention->end() && s->is_number()) scale = s->get<double>();
+  }
+  return variant_label(run.spec, run.layers.value_or(std::vector<int>{}), scale);
 }
 
 const RunResult* ExperimentResult::find_run(const std::string& variant) const {
@@ -199,6 +169,7 @@ RunResult parse_run(const Reader& r, const json& doc, const std::string& where) 
         run.layers->push_back(static_cast<int>(r.integer((*layers)[i], Reader::index(at, i))));
     }
   }
+  if (const json* label = r.maybe(doc, "label")) run.label = r.string(*label, Reader::join(where, "label"));
   run.seed = r.opt_unsigned(doc, "seed", where);
   if (const json* checksum = r.maybe(doc, "init_checksum"))
     run.init_checksum = r.string(*checksum, Reader::join(where, "init_checksum"));
@@ -383,6 +354,7 @@ json to_json(const RunResult& run) {
   if (run.spec.initial_lambda) j["variant_spec"]["initial_lambda"] = *run.spec.initial_lambda;
   j["lambda"] = optional_number(run.spec.lambda);
   if (run.layers) j["layers"] = run.layers->empty() ? json("all") : json(*run.layers);
+  if (!run.label.empty()) j["label"] = run.label;
   if (run.seed) j["seed"] = *run.seed;
   j["init_checksum"] = run.init_checksum;
   j["eval"] = json::array();

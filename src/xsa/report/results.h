@@ -9,27 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "xsa/config/variant.h"
 #include "xsa/report/bias_metrics.h"
 
 namespace xsa::report {
 
 inline constexpr const char* kResultsSchema = "xsa.results/1";
 
-// The variant_spec of a run as recorded: how it mixes in the self-value projection. Fixed variants have
-// a number λ (sa = 0, xsa = 1); learned/gate variants have none (their per-head λ is reported in the bias
-// metrics). Not the config's VariantSpec (xsa/config/config.h), which is what a user asks for.
-struct VariantRecord {
-  std::string kind = "fixed";  // "fixed" | "learned" | "gate" | anything else the trainer adds
-  std::optional<double> lambda;
-  std::optional<double> initial_lambda;  // "learned": attention.learned_init
-};
-
-// Record from a variant name alone: "sa" -> λ 0, "xsa" -> λ 1, "lambda=L" -> λ L, else kind = name, no λ.
-VariantRecord variant_record_from_name(const std::string& variant);
-
-// The label of a variant record alone: the shortest form of λ ("0.5", "1") or the kind ("learned"). The
-// tables use the overload below, which also knows the experiment.
-std::string variant_group_label(const VariantRecord& spec);
+using xsa::VariantRecord;  // a run's variant_spec (xsa/config/variant.h)
 
 struct EvalPoint {
   std::int64_t step = 0;
@@ -62,8 +49,11 @@ struct RunTiming {
 };
 
 struct RunResult {
-  std::string variant;  // "sa" | "xsa" | "lambda=0.5" | ...
+  std::string variant;  // "sa" | "xsa" | "lambda=0.5" | "xsa@2-3" | ... (VariantSpec::name)
   VariantRecord spec;   // "variant_spec" (and the top-level "lambda", which repeats spec.lambda)
+  // The tables' group label (xsa::variant_label), as the trainer wrote it; files from before it was written
+  // leave it empty and variant_group_label derives it.
+  std::string label;
   // Layers the variant applies to: empty = all (written "all"); absent in hand-made files.
   std::optional<std::vector<int>> layers;
   std::optional<std::uint64_t> seed;  // config seeds are unsigned 64-bit
@@ -139,9 +129,8 @@ struct ExperimentResult {
   }
 };
 
-// The group label of a run inside its experiment: variant_group_label, plus " lr×S" for a learned/gate run
-// whose experiment scaled their learning rate (config attention.lambda_lr_scale = S ≠ 1), so runs trained
-// with different λ learning rates never share a group ("learned lr×30").
+// The group label of a run: the one results.json recorded, else xsa::variant_label of its variant_spec, its
+// layers and the experiment's attention.lambda_lr_scale (files written before the label was).
 std::string variant_group_label(const ExperimentResult& experiment, const RunResult& run);
 
 // Validates and converts; `source` names the file in errors. Throws InputError with one line such as

@@ -19,7 +19,7 @@ std::vector<ExperimentResult> select_lambdas(const std::vector<ExperimentResult>
     char* end = nullptr;
     const double number = std::strtod(label.c_str(), &end);
     if (!label.empty() && end == label.c_str() + label.size() && std::isfinite(number))
-      label = variant_group_label(VariantRecord{"fixed", number, std::nullopt});
+      label = lambda_label(number);
     wanted.insert(label);
   }
   std::vector<ExperimentResult> out;

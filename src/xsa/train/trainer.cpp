@@ -108,10 +108,9 @@ class VariantRun {
     model_->init_weights(at::make_generator<at::CPUGeneratorImpl>(cfg.seed));
     optimizer_ = make_adamw(model_, cfg.train, cfg.attention.lambda_lr_scale);
     record_.variant = spec_.name();
-    record_.spec.kind = variant_kind_name(spec_.kind);
-    if (spec_.kind == VariantSpec::Kind::kFixed) record_.spec.lambda = spec_.lambda;
-    if (spec_.kind == VariantSpec::Kind::kLearned) record_.spec.initial_lambda = cfg.attention.learned_init;
-    record_.layers = cfg.attention.layers;
+    record_.spec = variant_record(spec_, cfg.attention.learned_init);
+    record_.layers = spec_.layers.empty() ? cfg.attention.layers : spec_.layers;
+    record_.label = variant_label(record_.spec, *record_.layers, cfg.attention.lambda_lr_scale);
     record_.seed = cfg.seed;
     record_.init_checksum = model_->weights_checksum();
   }

@@ -142,6 +142,31 @@ TEST(Config, VariantNames) {
   EXPECT_EQ(shortest_number(1.0), "1");
 }
 
+// "<variant>@<layers>": a variant on its own layers, the others SA; its name and spelling round-trip.
+TEST(Config, VariantsWithTheirOwnLayers) {
+  Config c = parse_config(
+      "model: {n_layer: 4}\nattention: {variants: [sa, xsa, xsa@2-3, xsa@0-1, '0.5@1+3', tanh_gate@3, "
+      "learned@0]}",
+      kSrc);
+  std::vector<std::string> names;
+  for (const auto& v : c.attention.variants) names.push_back(v.name());
+  EXPECT_EQ(names, (std::vector<std::string>{"sa", "xsa", "xsa@2-3", "xsa@0-1", "lambda=0.5@1+3",
+                                             "tanh_gate@3", "learned@0"}));
+  EXPECT_EQ(c.attention.variants[2].layers, (std::vector<int>{2, 3}));
+  EXPECT_DOUBLE_EQ(c.attention.variants[4].lambda, 0.5);
+  EXPECT_FALSE(c.attention.variants[4].from_keyword);
+  EXPECT_EQ(c.attention.variants[4].layers, (std::vector<int>{1, 3}));
+  EXPECT_EQ(c.attention.variants[5].kind, VariantSpec::Kind::kTanhGate);
+  EXPECT_TRUE(c.attention.variants[1].layers.empty());
+  EXPECT_EQ(c.attention.variants[4].to_json(), "0.5@1+3");
+  EXPECT_TRUE(parse_config(config_to_yaml(c), kSrc) == c);
+  // Layer lists: ascending, runs as a-b, joined by +; the parser takes any order and refuses repeats.
+  EXPECT_EQ(layer_list_text({3, 0, 1, 2, 5}), "0-3+5");
+  EXPECT_EQ(*parse_layer_list("5+0-2"), (std::vector<int>{0, 1, 2, 5}));
+  for (const char* bad : {"", "+1", "1+", "2-1", "1-", "-1", "1+1", "0-2+2", "a", "1.0", "1 "})
+    EXPECT_FALSE(parse_layer_list(bad)) << bad;
+}
+
 TEST(Config, OverridesApplyBeforeValidation) {
   Config c = parse_config("train: {steps: 10}\n", kSrc,
                           {"train.steps=50", "attention.variants=[0,0.5,1]", "train.lr=3e-4", "name=run-a",
@@ -346,6 +371,12 @@ TEST(ConfigErrors, Attention) {
   expect_error("attention: {layers: [1, 1]}", "attention.layers", {}, "twice");
   expect_error("attention: {layers: [-1]}", "attention.layers");
   expect_error("attention: {variants: [sa, tanh]}", "attention.variants", {}, "tanh_gate");
+  expect_error("attention: {variants: [sa, xsa@]}", "attention.variants", {}, "xsa@2-3");
+  expect_error("attention: {variants: [sa, xsa@2]}", "attention.variants", {}, "variant 'xsa@2': layer 2");
+  expect_error("attention: {variants: [sa, xsa@1-0]}", "attention.variants", {}, "entry 2");
+  expect_error("attention: {variants: [sa, '1.5@1']}", "attention.variants", {}, "entry 2");
+  expect_error("attention: {variants: [xsa@1, xsa@1]}", "attention.variants", {},
+               "duplicate variant 'xsa@1'");
   expect_error("attention: {impl: flash}", "attention.impl", {}, "one of explicit");
   expect_error("attention: {impl: ''}", "attention.impl");
   expect_error("attention: {lambda: 2}", "attention.lambda");

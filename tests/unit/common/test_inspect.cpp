@@ -42,9 +42,15 @@ TEST(Results, VariantRecordFromName) {
   EXPECT_EQ(*variant_record_from_name("lambda=0.25").lambda, 0.25);
   const VariantRecord odd = variant_record_from_name("lambda=abc");
   EXPECT_FALSE(odd.lambda.has_value());
-  EXPECT_EQ(variant_group_label(variant_record_from_name("lambda=0.50")), "0.5");
-  EXPECT_EQ(variant_group_label(variant_record_from_name("xsa")), "1");
-  EXPECT_EQ(variant_group_label({"learned", std::nullopt, std::nullopt}), "learned");
+  EXPECT_EQ(variant_label(variant_record_from_name("lambda=0.50"), {}, 1.0), "0.5");
+  EXPECT_EQ(variant_label(variant_record_from_name("xsa"), {}, 1.0), "1");
+  EXPECT_EQ(variant_label({"learned", std::nullopt, std::nullopt}, {}, 1.0), "learned");
+  // A variant on some layers only never shares a label with the same variant on every layer; a learning-rate
+  // scale names itself only where there are parameters to scale.
+  EXPECT_EQ(variant_label(variant_record_from_name("xsa@2-3"), {2, 3}, 30.0), "1@2-3");
+  EXPECT_EQ(variant_label({"tanh_gate", std::nullopt, std::nullopt}, {0, 1, 3}, 30.0),
+            "tanh_gate@0-1+3 lr×30");
+  EXPECT_EQ(variant_record_from_name("tanh_gate@1").kind, "tanh_gate");
 }
 
 TEST(Results, ReadsASinglePairedRunAndToleratesExtraFields) {

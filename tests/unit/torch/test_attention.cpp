@@ -265,6 +265,24 @@ TEST(Gpt, TanhGateIsTanhOfAlphaAndStartsAsTheGate) {
   }
 }
 
+// A variant's own layers ("xsa@0") win over attention.layers; without them attention.layers applies.
+TEST(Gpt, AVariantsOwnLayersOverrideAttentionLayers) {
+  AttentionConfig attention;
+  attention.layers = {1};
+  VariantSpec own = fixed(1, true);
+  own.layers = {0};
+  auto plan = layer_attention_plan(tiny_model(), attention, own);
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_EQ(plan[0].lambda, 1.0);
+  EXPECT_EQ(plan[1].lambda, 0.0);
+  auto model = make_model(own, 6, attention);
+  BiasProbe probe;
+  torch::NoGradGuard no_grad;
+  model->forward(tokens(6), &probe);
+  EXPECT_LT(std::abs(probe.layers[0].cos_z_v), 1e-5);                  // layer 0: XSA, z ⟂ v
+  EXPECT_DOUBLE_EQ(probe.layers[1].cos_y_v, probe.layers[1].cos_z_v);  // layer 1: SA, z = y
+}
+
 TEST(Gpt, LayerSubsetLeavesOtherLayersAsSa) {
   AttentionConfig attention;
   attention.layers = {1};

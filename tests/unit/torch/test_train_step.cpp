@@ -31,7 +31,7 @@ Config small_config() {
 }
 
 Gpt make_model(const Config& cfg) {
-  Gpt model(cfg.model, cfg.attention, VariantSpec{VariantSpec::Kind::kFixed, 1.0}, kVocab, kSeqLen);
+  Gpt model(cfg.model, cfg.attention, VariantSpec{VariantSpec::Kind::kFixed, 1.0, true, {}}, kVocab, kSeqLen);
   model->init_weights(at::make_generator<at::CPUGeneratorImpl>(5));
   return model;
 }
@@ -128,7 +128,7 @@ class LambdaLrScale : public ::testing::TestWithParam<VariantSpec::Kind> {};
 TEST_P(LambdaLrScale, ScalesOnlyTheLambdaParameters) {
   Config cfg = small_config();
   Batch b = make_batch();
-  const VariantSpec variant{GetParam(), 0.0};
+  const VariantSpec variant{GetParam(), 0.0, true, {}};
   struct Moved {
     std::string name;
     torch::Tensor delta, grad;

@@ -1,0 +1,161 @@
+#include "xsa/config/variant.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "xsa/config/config.h"
+
+namespace xsa {
+
+const char* variant_kind_name(VariantSpec::Kind kind) {
+  switch (kind) {
+    case VariantSpec::Kind::kLearned:
+      return "learned";
+    case VariantSpec::Kind::kGate:
+      return "gate";
+    case VariantSpec::Kind::kTanhGate:
+      return "tanh_gate";
+    case VariantSpec::Kind::kFixed:
+      break;
+  }
+  return "fixed";
+}
+
+std::string VariantSpec::name() const {
+  std::string base;
+  if (kind != Kind::kFixed)
+    base = variant_kind_name(kind);
+  else if (from_keyword && lambda == 0.0)
+    base = "sa";
+  else if (from_keyword && lambda == 1.0)
+    base = "xsa";
+  else
+    base = "lambda=" + shortest_number(lambda);
+  return layers.empty() ? base : base + "@" + layer_list_text(layers);
+}
+
+nlohmann::json VariantSpec::to_json() const {
+  if (kind == Kind::kFixed && !(from_keyword && (lambda == 0.0 || lambda == 1.0))) {
+    if (layers.empty()) return lambda;
+    return shortest_number(lambda) + "@" + layer_list_text(layers);
+  }
+  return name();
+}
+
+std::string layer_list_text(std::vector<int> layers) {
+  std::sort(layers.begin(), layers.end());
+  std::string out;
+  for (std::size_t i = 0; i < layers.size();) {
+    std::size_t j = i;
+    while (j + 1 < layers.size() && layers[j + 1] == layers[j] + 1) ++j;
+    out += (out.empty() ? "" : "+") + std::to_string(layers[i]);
+    if (j > i) out += "-" + std::to_string(layers[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::optional<std::vector<int>> parse_layer_list(const std::string& text) {
+  std::vector<int> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t plus = text.find('+', start);
+    if (plus == std::string::npos) plus = text.size();
+    const std::string item = text.substr(start, plus - start);
+    const std::size_t dash = item.find('-');
+    const auto first = parse_plain_integer(item.substr(0, dash));
+    const auto last = dash == std::string::npos ? first : parse_plain_integer(item.substr(dash + 1));
+    if (item.empty() || item[0] == '+' || !first || !last || *first < 0 || *last < *first || *last > 1000000)
+      return std::nullopt;
+    for (long long l = *first; l <= *last; ++l) {
+      if (std::find(out.begin(), out.end(), l) != out.end()) return std::nullopt;
+      out.push_back(static_cast<int>(l));
+    }
+    start = plus + 1;
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::optional<VariantSpec> parse_variant_keyword(const std::string& text) {
+  using Kind = VariantSpec::Kind;
+  const std::size_t at = text.find('@');
+  const std::string base = text.substr(0, at);
+  VariantSpec spec;
+  if (base == "sa") {
+    spec = VariantSpec{Kind::kFixed, 0.0, true, {}};
+  } else if (base == "xsa") {
+    spec = VariantSpec{Kind::kFixed, 1.0, true, {}};
+  } else if (base == "learned") {
+    spec = VariantSpec{Kind::kLearned, 0.0, true, {}};
+  } else if (base == "gate") {
+    spec = VariantSpec{Kind::kGate, 0.0, true, {}};
+  } else if (base == "tanh_gate") {
+    spec = VariantSpec{Kind::kTanhGate, 0.0, true, {}};
+  } else {
+    // A number only with layers: a bare number is the YAML number the config parser reads itself.
+    const auto v = at == std::string::npos ? std::nullopt : parse_plain_number(base);
+    if (!v || *v < 0.0 || *v > 1.0) return std::nullopt;
+    spec = VariantSpec{Kind::kFixed, *v + 0.0, false, {}};  // + 0.0 folds -0 into 0
+  }
+  if (at != std::string::npos) {
+    auto layers = parse_layer_list(text.substr(at + 1));
+    if (!layers) return std::nullopt;
+    spec.layers = *layers;
+  }
+  return spec;
+}
+
+VariantRecord variant_record(const VariantSpec& spec, double learned_init) {
+  VariantRecord r;
+  r.kind = variant_kind_name(spec.kind);
+  if (spec.kind == VariantSpec::Kind::kFixed) r.lambda = spec.lambda;
+  if (spec.kind == VariantSpec::Kind::kLearned) r.initial_lambda = learned_init;
+  return r;
+}
+
+VariantRecord variant_record_from_name(const std::string& variant) {
+  const std::string name = variant.substr(0, variant.find('@'));
+  VariantRecord spec;
+  if (name == "sa") {
+    spec.lambda = 0.0;
+  } else if (name == "xsa") {
+    spec.lambda = 1.0;
+  } else if (name.rfind("lambda=", 0) == 0) {
+    const std::string number = name.substr(7);
+    char* end = nullptr;
+    double value = std::strtod(number.c_str(), &end);
+    if (!number.empty() && end && *end == '\0' && std::isfinite(value)) {
+      spec.lambda = value;
+    } else {
+      spec.kind = name;
+    }
+  } else {
+    spec.kind = name;
+  }
+  return spec;
+}
+
+std::string lambda_label(double lambda) {
+  // Shortest representation that round-trips well enough for grid values like 0.25 or 1.
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", lambda);
+  return buf;
+}
+
+std::string variant_label(const VariantRecord& record, const std::vector<int>& layers,
+                          double lambda_lr_scale) {
+  std::string label = record.lambda ? lambda_label(*record.lambda) : record.kind;
+  if (!layers.empty()) label += "@" + layer_list_text(layers);
+  // Fixed λ has no parameters: the scale does not apply.
+  if (!record.lambda && lambda_lr_scale != 1.0) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, " lr×%.6g", lambda_lr_scale);
+    label += buf;
+  }
+  return label;
+}
+
+}  // namespace xsa

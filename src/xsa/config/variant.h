@@ -1,0 +1,78 @@
+#pragma once
+// Attention variants, described once (README "Config", docs/ARCHITECTURE.md "Variants"): how a config spells
+// one, its stable name, what results.json records about it and the label the tables group it by. Torch-free;
+// the model (xsa/model/gpt.h) turns a spec into parameters.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace xsa {
+
+// One attention variant of a paired experiment.
+//   "sa" (λ=0), "xsa" (λ=1), a number λ in [0,1] (λ-XSA),
+//   "learned" (one λ per layer and head, λ = sigmoid(θ), θ initialised so λ = attention.learned_init),
+//   "gate" (one zero-initialised gate g per layer and head, λ = g: training starts as SA),
+//   "tanh_gate" (one α per layer and head initialised to 0, λ = tanh(α) in (-1, 1): modded-nanogpt's
+//   zero-initialised tanh gate; also starts as SA).
+// Any of them with "@<layers>" applies only to those layers, the others staying SA: "xsa@2-3" (layers 2
+// and 3), "xsa@0+2"; without it, the variant applies to attention.layers (empty = every layer).
+struct VariantSpec {
+  // Spelled "fixed", "learned", "gate", "tanh_gate" (variant_kind_name).
+  enum class Kind { kFixed, kLearned, kGate, kTanhGate };
+  Kind kind = Kind::kFixed;
+  double lambda = 0.0;  // for kFixed
+  // True when written as the keyword "sa"/"xsa"; false when written as a number, so that an explicit
+  // `0` or `1` keeps the name "lambda=0"/"lambda=1" and a sweep's λ=0 point stays distinct from its baseline.
+  bool from_keyword = true;
+  std::vector<int> layers;  // its own layers ("@..."), ascending; empty = attention.layers
+
+  // Stable name used in results.json, checkpoints and tables: "sa", "xsa", "lambda=0.5", "learned", "gate",
+  // "tanh_gate", each with "@<layers>" when it has its own.
+  std::string name() const;
+  bool is_sa() const { return kind == Kind::kFixed && lambda == 0.0; }
+  // The YAML/JSON spelling that parses back to this spec: "sa", "xsa", 0.5, "learned", "0.5@1", ...
+  nlohmann::json to_json() const;
+  bool operator==(const VariantSpec& o) const {
+    return kind == o.kind && lambda == o.lambda && name() == o.name();
+  }
+};
+
+// "fixed" | "learned" | "gate" | "tanh_gate": the kind as results.json's variant_spec records it.
+const char* variant_kind_name(VariantSpec::Kind kind);
+
+// A spelling without a number: "sa", "xsa", "learned", "gate", "tanh_gate", optionally "@<layers>"; and
+// "<number>@<layers>" (the number in [0,1]). A bare number is a YAML number, read by the config parser.
+// nullopt when the text is none of these.
+std::optional<VariantSpec> parse_variant_keyword(const std::string& text);
+inline constexpr const char* kVariantSpellings =
+    "sa, xsa, learned, gate, tanh_gate or a number in [0, 1], optionally with @<layers> (e.g. xsa@2-3)";
+
+// Layer lists as variant names write them: ascending, runs of consecutive layers as "a-b", joined by "+":
+// {2, 3} -> "2-3", {0, 2} -> "0+2", {0, 1, 2, 5} -> "0-2+5". parse_layer_list is its inverse (any order of
+// items; nullopt for malformed text or a layer listed twice).
+std::string layer_list_text(std::vector<int> layers);
+std::optional<std::vector<int>> parse_layer_list(const std::string& text);
+
+// What results.json records about a run's variant ("variant_spec"): fixed variants have a number λ (sa = 0,
+// xsa = 1); learned and gate variants have none (their per-head λ is in the bias metrics).
+struct VariantRecord {
+  std::string kind = "fixed";  // variant_kind_name, or anything a hand-written file says
+  std::optional<double> lambda;
+  std::optional<double> initial_lambda;  // "learned": attention.learned_init
+};
+VariantRecord variant_record(const VariantSpec& spec, double learned_init);
+// The record of a name alone (files without variant_spec): "sa" -> λ 0, "xsa" -> λ 1, "lambda=L" -> λ L,
+// else kind = the name (before any "@"), no λ.
+VariantRecord variant_record_from_name(const std::string& name);
+
+// The label the tables group a run by and print as its λ: the shortest form of λ ("0.5", "1") or the kind
+// ("learned"); then "@<layers>" when the run modified only some layers; then " lr×S" for a variant with
+// parameters trained at lambda_lr_scale S ≠ 1 ("learned lr×30"). Runs with different labels never share a
+// group. Written into results.json ("label") so that scripts read it instead of deriving it.
+std::string variant_label(const VariantRecord& record, const std::vector<int>& layers,
+                          double lambda_lr_scale);
+// The label of a fixed λ alone, as --lambda compares it: 0.5 -> "0.5", 1.0 -> "1".
+std::string lambda_label(double lambda);
+
+}  // namespace xsa
