@@ -126,7 +126,8 @@ TEST(SweepGrid, ScienceSweepConfigs) {
   const std::string dir = std::string(XSA_SOURCE_DIR) + "/configs/science/";
   const std::vector<std::pair<std::string, std::size_t>> expected = {
       {"budget_300", 5},          {"budget_1200", 5},    {"budget_2400", 5}, {"lambda_lr", 5},
-      {"seqlen_fixed_batch", 15}, {"seqlen_tokens", 20}, {"lr_control", 15}, {"size_s2", 10}};
+      {"seqlen_fixed_batch", 15}, {"seqlen_tokens", 20}, {"lr_control", 15}, {"size_s2", 10},
+      {"variants_s1", 5}};
   std::size_t files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     if (entry.path().extension() == ".yaml") ++files;
