@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "xsa/sweep/records.h"
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
 
@@ -436,34 +437,24 @@ json to_json(const ExperimentResult& result) {
 
 namespace {
 
-bool is_summary_file(const fs::path& p) {
-  const std::string name = p.filename().string();
-  return name.rfind("summary", 0) == 0 && p.extension() == ".json";
-}
-
 // Points a sweep summary lists whose results.json is not there (yet): worth a note, never an error, since
 // shards of a running sweep land in the same folder at different times.
-void note_missing_points(const fs::path& summary, const std::set<std::string>& found,
+void note_missing_points(const fs::path& summary_path, const std::set<std::string>& found,
                          std::vector<std::string>& notes) {
-  json doc = json::parse(read_file(summary.string()), nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("points") || !doc["points"].is_array()) {
-    notes.push_back(summary.string() + ": ignored (not a sweep summary with \"points\")");
+  const std::optional<SweepSummary> summary = read_sweep_summary(summary_path.string());
+  if (!summary) {
+    notes.push_back(summary_path.string() + ": ignored (not a sweep summary with \"points\")");
     return;
   }
   std::vector<std::string> missing;
-  for (const auto& point : doc["points"]) {
-    if (!point.is_object() || !point.contains("run_id") || !point["run_id"].is_string()) continue;
-    const std::string id = point["run_id"].get<std::string>();
-    fs::path expected = fs::weakly_canonical(summary.parent_path() / id / "results.json");
+  for (const auto& point : summary->points) {
+    fs::path expected = fs::weakly_canonical(summary_path.parent_path() / point.run_id / "results.json");
     if (found.count(expected.string())) continue;
-    std::string status = point.contains("status") && point["status"].is_string()
-                             ? point["status"].get<std::string>()
-                             : std::string("unknown");
-    missing.push_back(id + " (" + status + ")");
+    missing.push_back(point.run_id + " (" + point_status_name(point.status) + ")");
   }
   if (missing.empty()) return;
   std::string line =
-      summary.string() + ": " + std::to_string(missing.size()) + " point(s) without results.json: ";
+      summary_path.string() + ": " + std::to_string(missing.size()) + " point(s) without results.json: ";
   for (std::size_t i = 0; i < missing.size(); ++i) line += (i ? ", " : "") + missing[i];
   notes.push_back(line);
 }
@@ -485,7 +476,7 @@ Discovery discover_results(const std::vector<std::string>& paths) {
       if (!it->is_regular_file(ec)) continue;
       if (it->path().filename() == "results.json")
         result_files.push_back(it->path());
-      else if (is_summary_file(it->path()))
+      else if (is_summary_file_name(it->path().filename().string()))
         summaries.push_back(it->path());
     }
     if (ec) throw InputError(path + ": cannot list folder (" + ec.message() + ")");

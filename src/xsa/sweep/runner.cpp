@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "xsa/sweep/claim.h"
+#include "xsa/sweep/records.h"
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
 #include "xsa/util/progress.h"
@@ -32,9 +33,7 @@ using Clock = std::chrono::steady_clock;
 
 struct PointState {
   const SweepPoint* point = nullptr;
-  // pending | running | done | failed | interrupted (SIGTERM, checkpointed) | held (by another live
-  // process) | skipped (done before, or by another process)
-  std::string status = "pending";
+  PointStatus status = PointStatus::kPending;
   int exit_code = -1;  // -1: not run in this session
   std::string message;
   double wall_s = 0.0;
@@ -113,7 +112,7 @@ class SweepRun {
       PointState s;
       s.point = &p;
       if (path_exists(results_path(p))) {
-        s.status = "skipped";
+        s.status = PointStatus::kSkipped;
         s.message = "already done";
       }
       states_.push_back(std::move(s));
@@ -126,7 +125,7 @@ class SweepRun {
     claim_summary_name();
     std::deque<std::size_t> queue;
     for (std::size_t i = 0; i < states_.size(); ++i)
-      if (states_[i].status == "pending") queue.push_back(i);
+      if (states_[i].status == PointStatus::kPending) queue.push_back(i);
     write_summary();
     report("start", "");
     auto last_heartbeat = Clock::now();
@@ -155,10 +154,7 @@ class SweepRun {
           std::vector<std::size_t> still_held;
           for (std::size_t i : held_) {
             if (path_exists(results_path(*states_[i].point))) {
-              states_[i].status = "skipped";
-              states_[i].message = "done by another process";
-              write_summary();
-              report("skipped", states_[i].point->run_id + " (done by another process)");
+              mark_done_elsewhere(i);
             } else if (ClaimState c = inspect_claim(claim_path(*states_[i].point)); !c.exists || c.stale) {
               queue.push_back(i);
             } else {
@@ -201,7 +197,7 @@ class SweepRun {
     status_ << "summary: " << (fs::path(options_.out_dir) / summary_name_).string() << "\n";
     status_.flush();
     if (stop_requested()) return kExitInterrupted;
-    return count("failed") > 0 ? kExitRuntime : kExitOk;
+    return count(PointStatus::kFailed) > 0 ? kExitRuntime : kExitOk;
   }
 
  private:
@@ -241,20 +237,25 @@ class SweepRun {
   // Per-point record of the last attempt, written only by the claim holder (so never by two processes).
   void write_point_status(const PointState& s, double started_at) const {
     const ClaimHolder& h = s.claim->holder();
-    nlohmann::json j = {
-        {"schema", "xsa.point-status/1"},
-        {"run_id", s.point->run_id},
-        {"status", s.status},
-        {"exit_code", s.exit_code < 0 ? nlohmann::json(nullptr) : nlohmann::json(s.exit_code)},
-        {"message", s.message},
-        {"host", h.host},
-        {"pid", h.pid},
-        {"job", h.job},
-        {"attempt", s.attempt},
-        {"started_at", started_at},
-        {"updated_at", unix_now()},
-        {"wall_s", s.wall_s}};
-    write_file_atomic(point_dir(*s.point) + "/status.json", j.dump(1) + "\n");
+    PointRecord r;
+    r.run_id = s.point->run_id;
+    r.status = s.status;
+    if (s.exit_code >= 0) r.exit_code = s.exit_code;
+    r.message = s.message;
+    r.process = {h.host, static_cast<long>(h.pid), h.job};
+    r.attempt = s.attempt;
+    r.started_at = started_at;
+    r.updated_at = unix_now();
+    r.wall_s = s.wall_s;
+    write_file_atomic(point_dir(*s.point) + "/status.json", to_json(r).dump(1) + "\n");
+  }
+
+  // results.json appeared while this process did not hold the point: another process trained it.
+  void mark_done_elsewhere(std::size_t i) {
+    states_[i].status = PointStatus::kSkipped;
+    states_[i].message = "done by another process";
+    write_summary();
+    report("skipped", states_[i].point->run_id + " (done by another process)");
   }
 
   void start(std::size_t i) {
@@ -267,15 +268,13 @@ class SweepRun {
     s.claim = Claim::try_acquire(claim_path(p), &held, &note);
     if (!s.claim) {
       if (path_exists(results_path(p))) {
-        s.status = "skipped";
-        s.message = "done by another process";
-        report("skipped", p.run_id + " (done by another process)");
-      } else {
-        s.status = "held";
-        s.message = held.readable ? "held by " + describe_holder(held.holder) : "held by another process";
-        held_.push_back(i);
-        report("skipped", p.run_id + " for now: " + s.message + "; will take it if that one stops");
+        mark_done_elsewhere(i);
+        return;
       }
+      s.status = PointStatus::kHeld;
+      s.message = held.readable ? "held by " + describe_holder(held.holder) : "held by another process";
+      held_.push_back(i);
+      report("skipped", p.run_id + " for now: " + s.message + "; will take it if that one stops");
       write_summary();
       return;
     }
@@ -283,10 +282,7 @@ class SweepRun {
     // Finished by another process between our first look and the claim.
     if (path_exists(results_path(p))) {
       s.claim.reset();
-      s.status = "skipped";
-      s.message = "done by another process";
-      write_summary();
-      report("skipped", p.run_id + " (done by another process)");
+      mark_done_elsewhere(i);
       return;
     }
     std::vector<std::string> argv = {options_.trainer, "--config", spec_.base_path, "--out", dir, "--quiet"};
@@ -301,7 +297,7 @@ class SweepRun {
     s.attempt = previous_attempts(p) + 1;
     pid_t pid = spawn(argv, dir + "/train.out");
     running_[pid] = i;
-    s.status = "running";
+    s.status = PointStatus::kRunning;
     s.started = Clock::now();
     s.started_at = unix_now();
     write_point_status(s, s.started_at);
@@ -320,18 +316,8 @@ class SweepRun {
   }
 
   int previous_attempts(const SweepPoint& p) const {
-    auto j = nlohmann::json::parse(read_file_or_empty(point_dir(p) + "/status.json"), nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("attempt") || !j["attempt"].is_number_integer())
-      return 0;
-    return j["attempt"].get<int>();
-  }
-
-  static std::string read_file_or_empty(const std::string& path) {
-    try {
-      return read_file(path);
-    } catch (const InputError&) {
-      return "";
-    }
+    const auto last = read_point_record(point_dir(p) + "/status.json");
+    return last ? last->attempt : 0;
   }
 
   void finish(std::size_t i, int wstatus) {
@@ -344,7 +330,7 @@ class SweepRun {
       s.exit_code = 128 + WTERMSIG(wstatus);
     }
     if (s.claim_lost) {
-      s.status = "skipped";
+      s.status = PointStatus::kSkipped;
       s.message = "claim taken over by another process; its trainer here was stopped";
       s.claim.reset();  // no longer ours: leaves the other process's claim file alone
       write_summary();
@@ -352,14 +338,14 @@ class SweepRun {
       return;
     }
     if (s.exit_code == 0 && path_exists(results_path(p))) {
-      s.status = "done";
+      s.status = PointStatus::kDone;
       s.message.clear();
       finished_walls_.push_back(s.wall_s);
     } else if (s.exit_code == kExitInterrupted) {
-      s.status = "interrupted";
+      s.status = PointStatus::kInterrupted;
       s.message = "stopped by SIGTERM after a checkpoint; a rerun resumes it";
     } else {
-      s.status = "failed";
+      s.status = PointStatus::kFailed;
       s.message = last_line(point_dir(p) + "/train.out");
       if (s.exit_code == 0) s.message = "trainer exited 0 but wrote no results.json";
       if (s.message.empty())
@@ -369,22 +355,22 @@ class SweepRun {
     write_point_status(s, s.started_at);
     s.claim.reset();  // released only after the status is on disk
     write_summary();
-    if (s.status == "done")
+    if (s.status == PointStatus::kDone)
       report("done", p.run_id + " in " + format_duration(s.wall_s));
-    else if (s.status == "interrupted")
+    else if (s.status == PointStatus::kInterrupted)
       report("interrupted", p.run_id + " (checkpointed; a rerun resumes it)");
     else
       report("FAILED", p.run_id + " (exit " + std::to_string(s.exit_code) + "): " + s.message);
   }
 
-  int count(const std::string& status) const {
+  int count(PointStatus status) const {
     int n = 0;
     for (const auto& s : states_) n += s.status == status;
     return n;
   }
 
   std::string eta() const {
-    int remaining = count("pending") + count("running");
+    int remaining = count(PointStatus::kPending) + count(PointStatus::kRunning);
     if (remaining == 0) return "0s";
     if (finished_walls_.empty()) return "?";
     double mean = 0;
@@ -395,12 +381,14 @@ class SweepRun {
   }
 
   std::string status_line() const {
+    const int skipped = count(PointStatus::kSkipped), held = count(PointStatus::kHeld),
+              interrupted = count(PointStatus::kInterrupted);
     std::ostringstream line;
-    line << spec_.name << ": " << count("done") + count("skipped") << "/" << states_.size() << " done";
-    if (count("skipped")) line << " (" << count("skipped") << " skipped)";
-    line << ", " << count("running") << " running, " << count("failed") << " failed";
-    if (count("held")) line << ", " << count("held") << " held elsewhere";
-    if (count("interrupted")) line << ", " << count("interrupted") << " interrupted";
+    line << spec_.name << ": " << count(PointStatus::kDone) + skipped << "/" << states_.size() << " done";
+    if (skipped) line << " (" << skipped << " skipped)";
+    line << ", " << count(PointStatus::kRunning) << " running, " << count(PointStatus::kFailed) << " failed";
+    if (held) line << ", " << held << " held elsewhere";
+    if (interrupted) line << ", " << interrupted << " interrupted";
     line << ", ETA " << eta();
     return line.str();
   }
@@ -419,44 +407,31 @@ class SweepRun {
   }
 
   void write_summary() const {
-    nlohmann::json grid = nlohmann::json::object();
+    SweepSummary summary;
+    summary.name = spec_.name;
+    summary.sweep_file = spec_.path;
+    summary.base = spec_.base_path;
     for (const auto& [key, values] : spec_.grid)
-      for (const auto& v : values) grid[key].push_back(v.json);
-    nlohmann::json set = nlohmann::json::object();
-    for (const auto& [key, v] : spec_.set) set[key] = v.json;
-    nlohmann::json points = nlohmann::json::array();
+      for (const auto& v : values) summary.grid[key].push_back(v.json);
+    for (const auto& [key, v] : spec_.set) summary.set[key] = v.json;
+    summary.shard_index = options_.shard.index;
+    summary.shard_count = options_.shard.count;
+    summary.workers = options_.workers;
+    const ClaimHolder me = this_process_holder();
+    summary.process = {me.host, static_cast<long>(me.pid), me.job};
     for (const auto& s : states_) {
-      nlohmann::json overrides = set;
-      overrides.update(s.point->values);
-      points.push_back(
-          {{"run_id", s.point->run_id},
-           {"index", s.point->index},
-           {"overrides", overrides},
-           {"status", s.status},
-           {"exit_code", s.exit_code < 0 ? nlohmann::json(nullptr) : nlohmann::json(s.exit_code)},
-           {"message", s.message},
-           {"wall_s", s.wall_s}});
+      SummaryPoint point;
+      point.run_id = s.point->run_id;
+      point.index = s.point->index;
+      point.overrides = summary.set;
+      point.overrides.update(s.point->values);
+      point.status = s.status;
+      if (s.exit_code >= 0) point.exit_code = s.exit_code;
+      point.message = s.message;
+      point.wall_s = s.wall_s;
+      summary.points.push_back(std::move(point));
     }
-    ClaimHolder me = this_process_holder();
-    nlohmann::json summary = {{"schema", "xsa.sweep/1"},
-                              {"name", spec_.name},
-                              {"sweep_file", spec_.path},
-                              {"base", spec_.base_path},
-                              {"grid", grid},
-                              {"set", set},
-                              {"shard", {{"index", options_.shard.index}, {"count", options_.shard.count}}},
-                              {"workers", options_.workers},
-                              {"process", {{"host", me.host}, {"pid", me.pid}, {"job", me.job}}},
-                              {"counts",
-                               {{"done", count("done")},
-                                {"skipped", count("skipped")},
-                                {"failed", count("failed")},
-                                {"running", count("running")},
-                                {"held", count("held")},
-                                {"interrupted", count("interrupted")},
-                                {"pending", count("pending")}}},
-                              {"points", points}};
-    write_file_atomic((fs::path(options_.out_dir) / summary_name_).string(), summary.dump(2) + "\n");
+    write_file_atomic((fs::path(options_.out_dir) / summary_name_).string(), to_json(summary).dump(2) + "\n");
   }
 
   const SweepSpec& spec_;

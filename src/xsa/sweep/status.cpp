@@ -17,17 +17,6 @@ using json = nlohmann::json;
 namespace xsa {
 namespace {
 
-json read_json_or_null(const fs::path& path) {
-  std::string text;
-  try {
-    text = read_file(path.string());
-  } catch (const InputError&) {
-    return nullptr;
-  }
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  return j.is_discarded() ? json(nullptr) : j;
-}
-
 std::string clock_time(double unix_time) {
   std::time_t t = static_cast<std::time_t>(unix_time);
   char buf[32];
@@ -41,62 +30,55 @@ std::string seconds(double s) {
   return buf;
 }
 
-PointStatus point_status(const fs::path& dir, const std::string& run_id) {
-  PointStatus p{run_id, "pending", ""};
+PointReport point_report(const fs::path& dir, const std::string& run_id) {
+  PointReport p{run_id, PointStatus::kPending, ""};
   const fs::path folder = dir / run_id;
-  json last = read_json_or_null(folder / "status.json");
-  const bool has_last = last.is_object() && last.contains("status") && last["status"].is_string();
+  const std::optional<PointRecord> last = read_point_record((folder / "status.json").string());
   auto where = [&]() {
-    std::string s = last.value("host", std::string("?")) + " pid " + std::to_string(last.value("pid", 0L));
-    std::string job = last.value("job", std::string());
-    if (!job.empty()) s += ", Slurm job " + job;
+    std::string s = last->process.host + " pid " + std::to_string(last->process.pid);
+    if (!last->process.job.empty()) s += ", Slurm job " + last->process.job;
     return s;
   };
   if (path_exists((folder / "results.json").string())) {
-    p.state = "done";
-    if (has_last && last["status"] == "done") {
-      p.detail = seconds(last.value("wall_s", 0.0)) + " on " + where() + ", attempt " +
-                 std::to_string(last.value("attempt", 1));
-    }
+    p.state = PointStatus::kDone;
+    if (last && last->status == PointStatus::kDone)
+      p.detail = seconds(last->wall_s) + " on " + where() + ", attempt " + std::to_string(last->attempt);
     return p;
   }
   ClaimState claim = inspect_claim((folder / "claim.lock").string());
   if (claim.exists && !claim.stale) {
-    p.state = "running";
+    p.state = PointStatus::kRunning;
     if (claim.readable)
       p.detail = describe_holder(claim.holder) + " since " + clock_time(claim.holder.since) + ", heartbeat " +
                  seconds(claim.heartbeat_age) + " ago";
     return p;
   }
   if (claim.exists) {
-    p.state = "interrupted";
+    p.state = PointStatus::kInterrupted;
     p.detail = "its holder is gone (" + claim.stale_reason + "); a rerun takes it over";
     if (fs::exists(folder / "checkpoints")) p.detail += " and resumes from its checkpoints";
     return p;
   }
-  if (has_last) {
-    const std::string s = last["status"];
-    if (s == "failed") {
-      p.state = "failed";
-      p.detail =
-          "exit " +
-          (last["exit_code"].is_number() ? std::to_string(last["exit_code"].get<int>()) : std::string("?")) +
-          " on " + where() + ": " + last.value("message", std::string());
-    } else if (s == "interrupted" || s == "running") {
-      p.state = "interrupted";
-      p.detail = s == "interrupted" ? "stopped by SIGTERM on " + where() + "; a rerun resumes it"
-                                    : "its process on " + where() + " ended without an outcome";
-      if (fs::exists(folder / "checkpoints")) p.detail += " from its checkpoints";
-    }
+  if (!last) return p;
+  if (last->status == PointStatus::kFailed) {
+    p.state = PointStatus::kFailed;
+    p.detail = "exit " + (last->exit_code ? std::to_string(*last->exit_code) : std::string("?")) + " on " +
+               where() + ": " + last->message;
+  } else if (last->status == PointStatus::kInterrupted || last->status == PointStatus::kRunning) {
+    p.state = PointStatus::kInterrupted;
+    p.detail = last->status == PointStatus::kInterrupted
+                   ? "stopped by SIGTERM on " + where() + "; a rerun resumes it"
+                   : "its process on " + where() + " ended without an outcome";
+    if (fs::exists(folder / "checkpoints")) p.detail += " from its checkpoints";
   }
   return p;
 }
 
 }  // namespace
 
-int SweepStatus::count(const std::string& state) const {
+int SweepStatus::count(PointStatus state) const {
   return static_cast<int>(
-      std::count_if(points.begin(), points.end(), [&](const PointStatus& p) { return p.state == state; }));
+      std::count_if(points.begin(), points.end(), [&](const PointReport& p) { return p.state == state; }));
 }
 
 SweepStatus collect_sweep_status(const std::string& dir) {
@@ -108,18 +90,12 @@ SweepStatus collect_sweep_status(const std::string& dir) {
   bool any_summary = false;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("summary", 0) != 0 || entry.path().extension() != ".json") continue;
-    json s = read_json_or_null(entry.path());
-    if (!s.is_object() || !s.contains("points") || !s["points"].is_array()) continue;
+    if (!is_summary_file_name(entry.path().filename().string())) continue;
+    const std::optional<SweepSummary> summary = read_sweep_summary(entry.path().string());
+    if (!summary) continue;
     any_summary = true;
-    if (status.name.empty() && s.contains("name") && s["name"].is_string()) status.name = s["name"];
-    for (const auto& p : s["points"]) {
-      if (!p.is_object() || !p.contains("run_id") || !p["run_id"].is_string()) continue;
-      std::size_t index =
-          p.contains("index") && p["index"].is_number_unsigned() ? p["index"].get<std::size_t>() : SIZE_MAX;
-      index_of.emplace(p["run_id"].get<std::string>(), index);
-    }
+    if (status.name.empty()) status.name = summary->name;
+    for (const auto& p : summary->points) index_of.emplace(p.run_id, p.index.value_or(SIZE_MAX));
   }
   if (ec) throw InputError(dir + ": cannot list folder (" + ec.message() + ")");
   // Point folders no summary mentions (a summary lost with its process) still count.
@@ -134,7 +110,7 @@ SweepStatus collect_sweep_status(const std::string& dir) {
   std::vector<std::pair<std::size_t, std::string>> order;
   for (const auto& [id, index] : index_of) order.emplace_back(index, id);
   std::sort(order.begin(), order.end());
-  for (const auto& [index, id] : order) status.points.push_back(point_status(dir, id));
+  for (const auto& [index, id] : order) status.points.push_back(point_report(dir, id));
   return status;
 }
 
@@ -142,15 +118,17 @@ int print_sweep_status(const SweepStatus& status, std::ostream& out) {
   std::size_t width = 8;
   for (const auto& p : status.points) width = std::max(width, p.run_id.size());
   for (const auto& p : status.points) {
-    out << p.run_id << std::string(width + 2 - p.run_id.size(), ' ') << p.state
-        << std::string(13 - std::min<std::size_t>(12, p.state.size()), ' ') << p.detail << "\n";
+    const std::string state = point_status_name(p.state);
+    out << p.run_id << std::string(width + 2 - p.run_id.size(), ' ') << state
+        << std::string(13 - std::min<std::size_t>(12, state.size()), ' ') << p.detail << "\n";
   }
+  const int done = status.count(PointStatus::kDone), failed = status.count(PointStatus::kFailed);
   out << (status.name.empty() ? status.dir : status.name) << ": " << status.points.size()
-      << " points: " << status.count("done") << " done, " << status.count("running") << " running, "
-      << status.count("interrupted") << " interrupted, " << status.count("failed") << " failed, "
-      << status.count("pending") << " pending\n";
-  if (status.count("failed") > 0) return kExitRuntime;
-  if (status.count("done") == static_cast<int>(status.points.size())) return kExitOk;
+      << " points: " << done << " done, " << status.count(PointStatus::kRunning) << " running, "
+      << status.count(PointStatus::kInterrupted) << " interrupted, " << failed << " failed, "
+      << status.count(PointStatus::kPending) << " pending\n";
+  if (failed > 0) return kExitRuntime;
+  if (done == static_cast<int>(status.points.size())) return kExitOk;
   return kExitIncomplete;
 }
 

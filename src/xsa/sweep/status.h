@@ -6,19 +6,23 @@
 #include <string>
 #include <vector>
 
+#include "xsa/sweep/records.h"
+
 namespace xsa {
 
-struct PointStatus {
+// One point as --status reports it: done, running, interrupted, failed or pending (a point held or skipped
+// by some process is one of these on disk).
+struct PointReport {
   std::string run_id;
-  std::string state;   // done | running | interrupted | failed | pending
+  PointStatus state = PointStatus::kPending;
   std::string detail;  // who runs it, why it failed, ...
 };
 
 struct SweepStatus {
   std::string dir;
   std::string name;  // from the summaries
-  std::vector<PointStatus> points;
-  int count(const std::string& state) const;
+  std::vector<PointReport> points;
+  int count(PointStatus state) const;
 };
 
 // InputError if DIR is not a sweep folder (no summary*.json and no point folders).
