@@ -496,6 +496,22 @@ void cross_check(const Config& c, const Context& ctx) {
 
 }  // namespace
 
+Config config_from_record(const nlohmann::json& recorded, const std::string& where) {
+  if (!recorded.is_object())
+    throw InputError(where + ": got " + std::string(recorded.type_name()) +
+                     ", expected an object of config keys");
+  Context ctx;
+  ctx.source = where;
+  Config c;
+  c.source = where;
+  try {
+    read_tree(YAML::Load(recorded.dump()), c, ctx);  // JSON text is YAML (flow style)
+  } catch (const YAML::Exception& e) {
+    throw InputError(where + ": invalid config: " + e.msg);
+  }
+  return c;  // no cross_check: a record says what ran
+}
+
 Config parse_config(const std::string& yaml_text, const std::string& source,
                     const std::vector<std::string>& overrides) {
   Context ctx;

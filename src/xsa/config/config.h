@@ -122,6 +122,12 @@ std::string config_to_yaml(const Config& c);
 // before it existed, so a record without it means the default. Recorded values are kept as they are.
 nlohmann::json config_json_with_defaults(const nlohmann::json& recorded);
 
+// A config recorded by xsa-train (results.json's "config") read back as a typed Config: every key through its
+// reader and range check, keys the record lacks at their defaults (a key is only ever added with a default
+// that reproduces the behaviour from before it existed), an unknown key an InputError naming `where`, so a
+// renamed key fails loudly instead of being read as something else. No cross-checks: a record says what ran.
+Config config_from_record(const nlohmann::json& recorded, const std::string& where);
+
 // True if `dotted` names a config key (used by xsa-sweep to validate grid keys). Includes the
 // sweep shorthand "attention.lambda".
 bool is_config_key(const std::string& dotted);

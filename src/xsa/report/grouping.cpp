@@ -25,27 +25,8 @@ std::vector<double> Group::improvements() const {
   return out;
 }
 
-namespace {
-
-// An integer of the experiment's resolved config (0 when absent: results written by hand or older tools).
-std::int64_t config_integer(const ExperimentResult& e, const char* section, const char* key) {
-  auto sec = e.config.find(section);
-  if (sec == e.config.end() || !sec->is_object()) return 0;
-  auto value = sec->find(key);
-  return value != sec->end() && value->is_number_integer() ? value->get<std::int64_t>() : 0;
-}
-
-}  // namespace
-
-std::int64_t train_steps(const ExperimentResult& e) {
-  return config_integer(e, "train", "steps");
-}
-std::int64_t batch_size(const ExperimentResult& e) {
-  return config_integer(e, "train", "batch_size");
-}
-
-std::optional<std::uint64_t> pair_seed(const Pair& p) {
-  return p.experiment->seed ? p.experiment->seed : p.baseline->seed;
+std::uint64_t pair_seed(const Pair& p) {
+  return p.baseline->seed.value_or(p.experiment->config.seed);
 }
 
 namespace {
@@ -64,10 +45,10 @@ GroupKey key_for(const Pair& p, bool by_seq_len) {
   k.has_lambda = p.variant->spec.lambda.has_value();
   k.lambda = p.variant->spec.lambda.value_or(0);
   k.label = variant_group_label(*p.experiment, *p.variant);
-  k.steps = train_steps(*p.experiment);
+  k.steps = p.experiment->config.train.steps;
   if (by_seq_len) {
-    k.seq_len = p.experiment->seq_len;
-    k.batch_size = batch_size(*p.experiment);
+    k.seq_len = p.experiment->seq_len();
+    k.batch_size = p.experiment->config.train.batch_size;
   }
   return k;
 }
@@ -87,7 +68,7 @@ std::string experiment_place(const ExperimentResult& e) {
 // validation losses and their difference are identical, bit for bit; independent runs never match that way.
 // The repeat is dropped with a note, so one seed never weighs twice in a mean, a CI or a trend.
 std::vector<Pair> drop_repeated_pairs(const std::vector<Pair>& pairs, std::vector<std::string>& notes) {
-  using Identity = std::tuple<GroupKey, std::optional<std::uint64_t>, double, double, double>;
+  using Identity = std::tuple<GroupKey, std::uint64_t, double, double, double>;
   std::map<Identity, const Pair*> first_of;
   struct Repeat {
     const ExperimentResult* repeating;
@@ -127,7 +108,7 @@ std::vector<Group> group_pairs(const std::vector<Pair>& pairs, bool by_seq_len) 
     Group& g = groups[k];
     g.key = k;
     g.pairs.push_back(p);
-    g.seq_lens.insert(p.experiment->seq_len);
+    g.seq_lens.insert(p.experiment->seq_len());
   }
   std::vector<Group> out;
   for (auto& [k, g] : groups) out.push_back(std::move(g));
@@ -171,10 +152,8 @@ std::vector<LengthSeries> length_series(const std::vector<Group>& per_len) {
   for (const auto& [key, groups] : buckets) {
     std::map<std::int64_t, std::vector<const Group*>> by_tokens, by_batch, rest;
     for (const Group* g : groups) {
-      const std::int64_t batch = g->key.batch_size.value_or(0);
-      if (batch <= 0) continue;
-      by_tokens[batch * *g->key.seq_len].push_back(g);
-      by_batch[batch].push_back(g);
+      by_tokens[*g->key.batch_size * *g->key.seq_len].push_back(g);
+      by_batch[*g->key.batch_size].push_back(g);
     }
     std::set<const Group*> placed;
     for (auto& [tokens, sel] : by_tokens)
@@ -188,8 +167,8 @@ std::vector<LengthSeries> length_series(const std::vector<Group>& per_len) {
         placed.insert(sel.begin(), sel.end());
       }
     for (const Group* g : groups)
-      if (!placed.count(g)) rest[g->key.batch_size.value_or(0)].push_back(g);
-    for (auto& [batch, sel] : rest) add(batch > 0 ? "batch " + std::to_string(batch) : "", sel);
+      if (!placed.count(g)) rest[*g->key.batch_size].push_back(g);
+    for (auto& [batch, sel] : rest) add("batch " + std::to_string(batch), sel);
   }
   return out;
 }
@@ -215,10 +194,8 @@ SeriesPoints series_points(const std::vector<const Group*>& series, SeriesAxis a
   std::map<std::uint64_t, std::map<std::int64_t, std::vector<double>>> by_seed;  // seed -> x -> improvements
   for (const Group* g : series) {
     const std::int64_t x = axis == SeriesAxis::kSeqLen ? *g->key.seq_len : g->key.steps;
-    if (x <= 0) continue;  // unknown (results without train.steps): no place on a log axis
     out.xs.insert(x);
-    for (const auto& p : g->pairs)
-      if (const auto seed = pair_seed(p)) by_seed[*seed][x].push_back(p.comparison->improvement_pct);
+    for (const auto& p : g->pairs) by_seed[pair_seed(p)][x].push_back(p.comparison->improvement_pct);
   }
   for (const auto& [seed, at] : by_seed) {
     if (at.size() != out.xs.size()) continue;

@@ -43,12 +43,8 @@ struct Group {
   std::vector<double> improvements() const;  // improvement %, per pair
 };
 
-// The training budget and batch of an experiment's config (0 when the results have no config).
-std::int64_t train_steps(const ExperimentResult& e);
-std::int64_t batch_size(const ExperimentResult& e);
-
-// The seed of a pair: the config's seed; results without one may still name it per run.
-std::optional<std::uint64_t> pair_seed(const Pair& p);
+// The seed of a pair: its runs' seed (the config's seed where the runs do not name one).
+std::uint64_t pair_seed(const Pair& p);
 
 // Every comparison of the experiments as pairs, minus repeats (below), grouped two ways.
 struct Grouping {
@@ -68,10 +64,10 @@ std::string number_list(const std::set<std::int64_t>& values);
 // One line of the length question: the per-length groups of one baseline, λ and budget that share a design.
 // Tokens per step fixed (batch = tokens / T): a tokens/step value that several lengths share. Batch fixed
 // (tokens per step grow with T): a batch size that several lengths share. A length can belong to both (T=128
-// at batch 32 is also 4,096 tokens/step); lengths in neither form one series per batch size. An empty design:
-// the results' config has no batch size. scripts/plot_findings.py draws the same lines (length_series).
+// at batch 32 is also 4,096 tokens/step); lengths in neither form one series per batch size.
+// scripts/plot_findings.py draws the same lines (length_series).
 struct LengthSeries {
-  std::string design;                // "4096 tokens/step" | "batch 32" | "" (batch size unknown)
+  std::string design;                // "4096 tokens/step" | "batch 32"
   std::vector<const Group*> groups;  // one per sequence length, sorted by it
 };
 std::vector<LengthSeries> length_series(const std::vector<Group>& per_len);
@@ -84,8 +80,8 @@ struct BudgetSeries {
 };
 std::vector<BudgetSeries> budget_series(const std::vector<Group>& per_len);
 
-// A series' points per seed, for the trend statistics: the x values it knows (x <= 0, unknown, is left
-// out) and, for each seed with every x, log2 x and that seed's mean improvement % there.
+// A series' points per seed, for the trend statistics: its x values and, for each seed with every x, log2 x
+// and that seed's mean improvement % there.
 struct SeriesPoints {
   std::set<std::int64_t> xs;
   std::vector<SeedSeries> seeds;

@@ -18,13 +18,8 @@ namespace xsa::report {
 
 std::string variant_group_label(const ExperimentResult& experiment, const RunResult& run) {
   if (!run.label.empty()) return run.label;
-  double scale = 1.0;
-  const auto attention = experiment.config.find("attention");
-  if (attention != experiment.config.end() && attention->is_object()) {
-    const auto s = attention->find("lambda_lr_scale");
-    if (s != attention->end() && s->is_number()) scale = s->get<double>();
-  }
-  return variant_label(run.spec, run.layers.value_or(std::vector<int>{}), scale);
+  return variant_label(run.spec, run.layers.value_or(std::vector<int>{}),
+                       experiment.config.attention.lambda_lr_scale);
 }
 
 const RunResult* ExperimentResult::find_run(const std::string& variant) const {
@@ -285,17 +280,14 @@ ExperimentResult parse_results(const json& doc, const std::string& source) {
   result.name = r.string(r.need(doc, "name", ""), "name");
   result.label = parent.filename().empty() ? result.name : parent.filename().string();
 
-  result.config = r.object(r.need(doc, "config", ""), "config");
-  const json& data = r.object(r.need(result.config, "data", "config"), "config.data");
-  result.seq_len = r.integer(r.need(data, "seq_len", "config.data"), "config.data.seq_len");
-  result.seed = r.opt_unsigned(result.config, "seed", "config");
+  result.config = config_from_record(r.object(r.need(doc, "config", ""), "config"), source + ": config");
   parse_metadata(r, doc, result);
 
   const json& runs = r.array(r.need(doc, "runs", ""), "runs");
   if (runs.empty()) r.fail("key runs: expected at least one run, got an empty array");
   for (std::size_t i = 0; i < runs.size(); ++i) {
     result.runs.push_back(parse_run(r, runs[i], Reader::index("runs", i)));
-    if (!result.runs.back().seed) result.runs.back().seed = result.seed;
+    if (!result.runs.back().seed) result.runs.back().seed = result.config.seed;
   }
 
   if (const json* comparisons = r.maybe(doc, "comparisons")) {
@@ -397,7 +389,7 @@ json to_json(const ExperimentResult& result) {
   json doc;
   doc["schema"] = kResultsSchema;
   doc["name"] = result.name;
-  doc["config"] = result.config;
+  doc["config"] = config_to_json(result.config);
   if (result.version) doc["version"] = {{"xsa", result.version->xsa}, {"torch", result.version->torch}};
   if (const auto& e = result.environment) {
     doc["environment"] = {{"threads", e->threads},

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "xsa/config/variant.h"
+#include "xsa/config/config.h"
 #include "xsa/report/bias_metrics.h"
 
 namespace xsa::report {
@@ -113,9 +113,7 @@ struct ExperimentResult {
   std::string
       label;  // experiment id: the folder holding results.json (run name or sweep run id); not written
   std::string name;
-  std::int64_t seq_len = 0;                          // config.data.seq_len (derived from config on read)
-  std::optional<std::uint64_t> seed;                 // config.seed (derived from config on read)
-  nlohmann::json config = nlohmann::json::object();  // the resolved config (xsa/config: config_to_json)
+  Config config;  // the resolved config, typed (read with config_from_record, written with config_to_json)
   std::optional<VersionInfo> version;
   std::optional<Environment> environment;
   std::optional<DataInfo> data;
@@ -123,6 +121,7 @@ struct ExperimentResult {
   std::vector<Comparison> comparisons;  // each variant vs runs[0]; derived from final losses if absent
 
   const RunResult* find_run(const std::string& variant) const;
+  std::int64_t seq_len() const { return config.data.seq_len; }
   // data.train_tokens, the size of one epoch, where the file records it.
   std::optional<std::int64_t> train_tokens() const {
     return data && data->train_tokens > 0 ? std::optional<std::int64_t>(data->train_tokens) : std::nullopt;

@@ -17,10 +17,7 @@ Columns<Row> budget_head_columns() {
       {{"baseline", "baseline"}, [](const BudgetHead& h) { return Cell(h.key.baseline); }},
       {{"lambda", "λ"}, [](const BudgetHead& h) { return Cell(h.key.label); }},
       {{"seq_len", "seq_len"}, [](const BudgetHead& h) { return Cell(*h.key.seq_len); }},
-      {{"batch", "batch"},
-       [](const BudgetHead& h) {
-         return h.key.batch_size.value_or(0) > 0 ? Cell(*h.key.batch_size) : Cell();
-       }},
+      {{"batch", "batch"}, [](const BudgetHead& h) { return Cell(*h.key.batch_size); }},
       {{"budgets", "steps"}, [](const BudgetHead& h) { return Cell(h.budgets); }},
   };
   return columns_of<Row>(columns, head);

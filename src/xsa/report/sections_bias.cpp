@@ -128,14 +128,13 @@ void build_bias_budget_change(const SectionInputs& in, Table& t) {
   auto final_bias = [](const Group& g) {
     PerSeed out;
     for (const auto& p : g.pairs) {
-      const auto seed = pair_seed(p);
-      if (!seed) continue;
+      const std::uint64_t seed = pair_seed(p);
       const RunResult* runs[2] = {p.baseline, p.variant};
       for (int side = 0; side < 2; ++side)
         if (const BiasPoint* b = bias_at(*runs[side], BiasMoment::kFinal))
           for (const auto& l : b->layers)
             for (std::size_t m = 0; m < kBiasMetricCount; ++m)
-              out[*seed][l.layer][side][m].push_back(l.*kBiasMetrics[m].member);
+              out[seed][l.layer][side][m].push_back(l.*kBiasMetrics[m].member);
     }
     return out;
   };
@@ -149,8 +148,7 @@ void build_bias_budget_change(const SectionInputs& in, Table& t) {
       const Group& shorter = *groups[i - 1];
       const Group& longer = *groups[i];
       const PerSeed a = std::exchange(b, final_bias(longer));
-      if (shorter.key.steps <= 0) continue;  // unknown budget: no neighbour to speak of
-      std::map<int, Sides> changes;          // layer -> per seed, longer minus shorter
+      std::map<int, Sides> changes;  // layer -> per seed, longer minus shorter
       for (const auto& [seed, layers_a] : a) {
         const auto at_b = b.find(seed);
         if (at_b == b.end()) continue;

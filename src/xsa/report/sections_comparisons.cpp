@@ -87,7 +87,7 @@ void build_paired(const SectionInputs& in, Table& t) {
     }
   const Columns<Row> columns = {
       {{"experiment", "experiment"}, [](const Row& r) { return Cell(r.experiment->label); }},
-      {{"seq_len", "seq_len"}, [](const Row& r) { return Cell(r.experiment->seq_len); }},
+      {{"seq_len", "seq_len"}, [](const Row& r) { return Cell(r.experiment->seq_len()); }},
       {{"seed", "seed"},
        [](const Row& r) { return r.run->seed ? Cell(static_cast<std::int64_t>(*r.run->seed)) : Cell(); }},
       {{"variant", "variant"}, [](const Row& r) { return Cell(r.run->variant); }},
@@ -113,14 +113,11 @@ void build_by_lambda(const SectionInputs& in, Table& t) {
 }
 
 void build_by_seq_len(const SectionInputs& in, Table& t) {
-  // A batch of 0: not in the results' config.
-  auto batch = [](const GroupRow& r) { return r.group->key.batch_size.value_or(0); };
   const auto columns = with_group_stats<GroupRow>({
       {{"seq_len", "seq_len"}, [](const GroupRow& r) { return Cell(*r.group->key.seq_len); }},
-      {{"batch_size", "batch"},
-       [batch](const GroupRow& r) { return batch(r) > 0 ? Cell(batch(r)) : Cell(); }},
+      {{"batch_size", "batch"}, [](const GroupRow& r) { return Cell(*r.group->key.batch_size); }},
       {{"tokens_per_step", "tokens/step"},
-       [batch](const GroupRow& r) { return batch(r) > 0 ? Cell(batch(r) * *r.group->key.seq_len) : Cell(); }},
+       [](const GroupRow& r) { return Cell(*r.group->key.batch_size * *r.group->key.seq_len); }},
       {{"steps", "steps"}, steps_cell},
       {{"baseline", "baseline"}, baseline_cell},
       {{"lambda", "λ"}, lambda_cell},
@@ -154,7 +151,8 @@ void build_by_budget(const SectionInputs& in, Table& t) {
     Row row{{&g, stats_of(g)}, {}, {}, {}, {}, {}};
     for (const auto& p : g.pairs) {
       const ExperimentResult& e = *p.experiment;
-      const std::int64_t run_tokens = train_steps(e) * batch_size(e) * e.seq_len;
+      const std::int64_t run_tokens =
+          std::int64_t{e.config.train.steps} * e.config.train.batch_size * e.seq_len();
       row.tokens.insert(run_tokens);
       if (auto train_tokens = e.train_tokens())
         row.epochs.insert(static_cast<double>(run_tokens) / static_cast<double>(*train_tokens));

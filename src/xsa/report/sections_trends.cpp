@@ -22,6 +22,19 @@ Columns<Trend> trend_columns(const std::string& falling_text, const std::string&
   };
 }
 
+// One row per budget series with at least `min_budgets` known budgets: the series' head and `stat` of the
+// points of its seeds that have every budget.
+template <class Row, class Stat>
+std::vector<Row> budget_series_rows(const SectionInputs& in, std::size_t min_budgets, Stat stat) {
+  std::vector<Row> rows;
+  for (const auto& series : budget_series(in.grouping.per_len)) {
+    const SeriesPoints points = series_points(series.groups, SeriesAxis::kSteps);
+    if (points.xs.size() < min_budgets) continue;
+    rows.push_back({{series.key, number_list(points.xs)}, stat(points.seeds)});
+  }
+  return rows;
+}
+
 }  // namespace
 
 // Does the gain survive longer training? The per-seed trend over the training budget (train.steps) at one
@@ -32,12 +45,8 @@ void build_budget_trend(const SectionInputs& in, Table& t) {
     BudgetHead head;
     Trend trend;
   };
-  std::vector<Row> rows;
-  for (const auto& series : budget_series(in.grouping.per_len)) {
-    const SeriesPoints points = series_points(series.groups, SeriesAxis::kSteps);
-    if (points.xs.size() < 2) continue;  // one known budget: no trend to speak of
-    rows.push_back({{series.key, number_list(points.xs)}, per_seed_trend(points.seeds)});
-  }
+  // One budget: no trend to speak of.
+  const auto rows = budget_series_rows<Row>(in, 2, per_seed_trend);
   auto columns = budget_head_columns<Row>();
   append(columns, columns_of<Row>(trend_columns("seeds whose gain falls with the budget",
                                                 "improvement % per doubling of steps", "the budget"),
@@ -54,12 +63,8 @@ void build_budget_trend_change(const SectionInputs& in, Table& t) {
     BudgetHead head;
     SlopeChange change;
   };
-  std::vector<Row> rows;
-  for (const auto& series : budget_series(in.grouping.per_len)) {
-    const SeriesPoints points = series_points(series.groups, SeriesAxis::kSteps);
-    if (points.xs.size() < 3) continue;  // one interval: nothing to compare
-    rows.push_back({{series.key, number_list(points.xs)}, per_seed_slope_change(points.seeds)});
-  }
+  // One interval: nothing to compare.
+  const auto rows = budget_series_rows<Row>(in, 3, per_seed_slope_change);
   auto when_any = [](const Row& r, double v) { return r.change.change.empty() ? Cell() : Cell(v); };
   auto columns = budget_head_columns<Row>();
   append(
@@ -101,7 +106,7 @@ void build_seq_len_trend(const SectionInputs& in, Table& t) {
       {{"baseline", "baseline"}, [](const Row& r) { return Cell(r.first->key.baseline); }},
       {{"lambda", "λ"}, [](const Row& r) { return Cell(r.first->key.label); }},
       {{"steps", "steps"}, [](const Row& r) { return Cell(r.first->key.steps); }},
-      {{"design", "design"}, [](const Row& r) { return r.design.empty() ? Cell() : Cell(r.design); }},
+      {{"design", "design"}, [](const Row& r) { return Cell(r.design); }},
       {{"seq_lens", "seq_len(s)"}, [](const Row& r) { return Cell(r.lengths); }},
   };
   append(columns, columns_of<Row>(

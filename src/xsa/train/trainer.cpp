@@ -518,9 +518,7 @@ report::ExperimentResult run_paired_experiment(const Config& cfg, const TokenDat
 
   report::ExperimentResult result;
   result.name = cfg.name;
-  result.seq_len = cfg.data.seq_len;
-  result.seed = cfg.seed;
-  result.config = config_to_json(cfg);
+  result.config = cfg;
   result.version = report::VersionInfo{XSA_VERSION, TORCH_VERSION};
   auto threads = current_thread_info();
   report::Environment env;

@@ -56,8 +56,10 @@ TEST(Results, VariantRecordFromName) {
 TEST(Results, ReadsASinglePairedRunAndToleratesExtraFields) {
   const ExperimentResult r = read_results(kSingle + "/tiny/results.json");
   EXPECT_EQ(r.label, "tiny");
-  EXPECT_EQ(r.seq_len, 128);
-  EXPECT_EQ(*r.seed, 1337u);
+  EXPECT_EQ(r.seq_len(), 128);
+  EXPECT_EQ(r.config.seed, 1337u);
+  EXPECT_EQ(r.config.model.n_layer, 2);      // recorded
+  EXPECT_EQ(r.config.train.batch_size, 32);  // not recorded by this hand-made file: the default
   ASSERT_EQ(r.runs.size(), 3u);
   EXPECT_EQ(r.runs[1].variant, "xsa");
   EXPECT_EQ(r.runs[1].spec.kind, "fixed");
@@ -112,8 +114,16 @@ TEST(Results, ErrorsNameTheFileAndTheKeyOnOneLine) {
 
   json doc = to_json(read_results(kSingle + "/tiny/results.json"));
   doc["config"]["data"]["seq_len"] = "long";
-  EXPECT_EQ(input_error([&] { parse_results(doc, "x.json"); }),
-            "x.json: key config.data.seq_len: expected an integer, got string");
+  EXPECT_EQ(
+      input_error([&] { parse_results(doc, "x.json"); }),
+      "x.json: config: data.seq_len: got the quoted string \"long\", expected an integer in [1, 1,048,576]");
+  // The config is read back through the key table: a key it does not know (renamed, mistyped) is an error,
+  // never silently a default.
+  doc = to_json(read_results(kSingle + "/tiny/results.json"));
+  doc["config"]["train"]["stepz"] = 300;
+  EXPECT_NE(
+      input_error([&] { parse_results(doc, "x.json"); }).find("x.json: config: unknown key 'train.stepz'"),
+      std::string::npos);
   doc = json::array();
   EXPECT_NE(input_error([&] { parse_results(doc, "x.json"); }).find("x.json: expected a JSON object"),
             std::string::npos);
@@ -272,7 +282,7 @@ ExperimentResult length_point(std::int64_t seq_len, std::int64_t batch, std::uin
 ExperimentResult budget_point(std::int64_t steps, std::int64_t seq_len, std::int64_t batch,
                               std::uint64_t seed, double improvement) {
   ExperimentResult e = length_point(seq_len, batch, seed, improvement);
-  e.config["train"]["steps"] = steps;
+  e.config.train.steps = static_cast<int>(steps);
   return e;
 }
 
@@ -337,7 +347,7 @@ TEST(Report, SeqLenTrendIsTheMeanPerSeedSlopePerDoublingOfT) {
   for (std::uint64_t seed = 1; seed <= 3; ++seed)
     for (int i = 0; i < 2; ++i)
       run_seeds.push_back(length_point(64 << i, 64 >> i, seed, two[seed - 1][i], false));
-  ASSERT_FALSE(run_seeds[0].seed.has_value());
+  ASSERT_EQ(run_seeds[0].config.seed, Config{}.seed);  // the config's seed reads as its default
   const Report run_seed_report = build_report(run_seeds);
   const Table& u = run_seed_report.table("seq_len_trend");
   ASSERT_EQ(u.rows.size(), 1u);
@@ -351,7 +361,7 @@ TEST(Report, SeqLenTrendNeedsSeedsWithEveryLength) {
   const Table& t = report.table("seq_len_trend");
   ASSERT_EQ(t.rows.size(), 1u);
   EXPECT_EQ(text(t, 0, "seq_lens"), "64 128");
-  EXPECT_TRUE(empty(t, 0, "design"));  // the fixtures' configs have no batch size
+  EXPECT_EQ(text(t, 0, "design"), "batch 32");  // the fixtures' configs leave train.batch_size at its default
   EXPECT_EQ(integer(t, 0, "n"), 0);
   EXPECT_TRUE(empty(t, 0, "slope"));
   EXPECT_EQ(text(t, 0, "verdict"), "undefined (n=0)");
@@ -405,12 +415,8 @@ TEST(Report, BudgetTrendIsTheMeanPerSeedSlopePerDoublingOfSteps) {
   EXPECT_NEAR(num(t, 1, "slope_ci_high"), 3.926551, 1e-5);
   EXPECT_EQ(text(t, 1, "verdict"), "within noise");
 
-  // A single budget has no trend, nor has a known budget next to an unknown one (results without
-  // train.steps: 0); one seed at two budgets has a slope but no CI.
+  // A single budget has no trend; one seed at two budgets has a slope but no CI.
   EXPECT_TRUE(build_report({budget_point(300, 128, 32, 1, 3)}).table("budget_trend").rows.empty());
-  EXPECT_TRUE(build_report({budget_point(300, 128, 32, 1, 3), budget_point(0, 128, 32, 1, 2)})
-                  .table("budget_trend")
-                  .rows.empty());
   const Report one_seed = build_report({budget_point(300, 128, 32, 1, 3), budget_point(1200, 128, 32, 1, 2)});
   const Table& o = one_seed.table("budget_trend");
   ASSERT_EQ(o.rows.size(), 1u);
@@ -555,11 +561,12 @@ ExperimentResult budget_experiment(std::int64_t seed, std::int64_t steps, const 
   ExperimentResult e;
   e.label = "steps" + std::to_string(steps) + "-seed" + std::to_string(seed);
   e.name = "budget";
-  e.seq_len = 16;
-  e.seed = seed;
   e.data = DataInfo{};
   e.data->train_tokens = 1280;
-  e.config = {{"data", {{"seq_len", 16}}}, {"train", {{"steps", steps}, {"batch_size", 4}}}, {"seed", seed}};
+  e.config.data.seq_len = 16;
+  e.config.train.steps = static_cast<int>(steps);
+  e.config.train.batch_size = 4;
+  e.config.seed = static_cast<std::uint64_t>(seed);
   const std::vector<std::int64_t> at = {0, steps / 2, steps};
   RunResult base, var;
   base.variant = "sa";
@@ -706,29 +713,26 @@ TEST(Report, BiasBudgetChangeIsPairedBySeedBetweenNeighbouringBudgets) {
                         {steps, {LayerBias{0, seeds[s].cos, 0.0, seeds[s].diag, seeds[s].vcos, {}}}}};
       ex.push_back(e);
     }
-  // Left out, as they would shift the means: seed 4, whose baseline has no bias at 200 steps (variant Δ
-  // cos(y,v) +10), and a seed-1 result without train.steps (unknown budget: never a neighbour).
+  // Left out, as it would shift the means: seed 4, whose baseline has no bias at 200 steps (variant Δ
+  // cos(y,v) +10).
   ExperimentResult one_sided_100 = budget_experiment(4, 100, "xsa", {9, 4, 3}, {9, 4, 2.9}, 2.9, 2.8);
   ExperimentResult one_sided_200 = budget_experiment(4, 200, "xsa", {9, 4, 3}, {9, 4, 2.9}, 2.9, 2.8);
   one_sided_100.runs[0].bias = {{100, {LayerBias{0, 0.3, 0.3, 0.1, 0.2, {}}}}};
   one_sided_100.runs[1].bias = {{100, {LayerBias{0, 0.0, 0.0, 0.2, 0.4, {}}}}};
   one_sided_200.runs[1].bias = {{200, {LayerBias{0, 10.0, 0.0, 0.2, 0.4, {}}}}};
-  ExperimentResult unknown = ex[0];
-  unknown.config["train"].erase("steps");
-  unknown.runs[1].bias = {{50, {LayerBias{0, -20, 0, -20, -20, {}}}}};
   std::vector<ExperimentResult> all = ex;
-  for (const auto& e : {one_sided_100, one_sided_200, unknown}) all.push_back(e);
+  for (const auto& e : {one_sided_100, one_sided_200}) all.push_back(e);
   // A second layer in seeds 1 and 2 at 100 and 200 steps: the variant's cos(y,v) is 0.1 at 100 steps and 0.2
   // at 200 (Δ +0.1 in both seeds, ± 0), the baseline's 0.
   for (auto& e : all) {
-    const auto steps = e.config["train"].value("steps", std::int64_t{0});
-    if (e.seed > 2 || (steps != 100 && steps != 200)) continue;
+    const int steps = e.config.train.steps;
+    if (e.config.seed > 2 || (steps != 100 && steps != 200)) continue;
     for (auto& run : e.runs)
       run.bias.back().layers.push_back({1, run.variant == "xsa" ? steps / 1000.0 : 0.0, 0, 0, 0, {}});
   }
   const Report r = build_report(all);
   const Table& t = r.table("bias_budget_change");
-  ASSERT_EQ(t.rows.size(), 3u);  // 100 -> 200 layers 0 and 1, 200 -> 400 layer 0; no "0 100" row
+  ASSERT_EQ(t.rows.size(), 3u);  // 100 -> 200 layers 0 and 1, 200 -> 400 layer 0
   EXPECT_EQ(text(t, 1, "budgets"), "100 200");
   EXPECT_EQ(integer(t, 1, "layer"), 1);
   EXPECT_EQ(integer(t, 1, "n"), 2);
@@ -835,7 +839,7 @@ TEST(Report, LearnedRunsWithADifferentLambdaLrNeverShareAGroup) {
   ASSERT_EQ(d.experiments.size(), 1u);
   ExperimentResult scaled = d.experiments[0];
   scaled.label = "tiny-lr30";
-  scaled.config["attention"]["lambda_lr_scale"] = 30.0;
+  scaled.config.attention.lambda_lr_scale = 30.0;
   const std::vector<ExperimentResult> both = {d.experiments[0], scaled};
   const Report report = build_report(both);
   const Table& t = report.table("by_lambda");
@@ -859,10 +863,12 @@ TEST(Report, LearnedRunsWithADifferentLambdaLrNeverShareAGroup) {
   EXPECT_EQ(variants, (std::set<std::string>{"learned", "learned lr×30"}));
   EXPECT_EQ(text(report.table("paired"), 5, "lambda"), "learned lr×30");
   // A scale of exactly 1 written out (as a float or an integer) is the default: no suffix.
-  for (const nlohmann::json& one : {nlohmann::json(1.0), nlohmann::json(1)}) {
-    ExperimentResult explicit_one = d.experiments[0];
-    explicit_one.config["attention"]["lambda_lr_scale"] = one;
-    EXPECT_EQ(variant_group_label(explicit_one, explicit_one.runs[2]), "learned");
+  for (const char* one : {"1.0", "1"}) {
+    json doc = to_json(d.experiments[0]);
+    doc["config"]["attention"]["lambda_lr_scale"] = json::parse(one);
+    doc["runs"][2].erase("label");
+    const ExperimentResult explicit_one = parse_results(doc, "one.json");
+    EXPECT_EQ(variant_group_label(explicit_one, explicit_one.runs[2]), "learned") << one;
   }
 }
 
@@ -909,12 +915,13 @@ TEST(InspectCli, MarkdownIsTheDefault) {
             std::string::npos);
   EXPECT_NE(
       r.out.find(
-          "| 64 | — | — | 100 | sa | 0.5 | 3 | 2 | +0.63 | -1.92 | +3.19 | -0.0133 | -0.0650 | +0.0384 | "
+          "| 64 | 32 | 2048 | 100 | sa | 0.5 | 3 | 2 | +0.63 | -1.92 | +3.19 | -0.0133 | -0.0650 | +0.0384 | "
           "within noise |"),
       std::string::npos);
-  EXPECT_NE(r.out.find(
-                "| 128 | — | — | 100 | sa | 1 | 1 | 1 | +2.00 | — | — | -0.0500 | — | — | undefined (n=1) |"),
-            std::string::npos);
+  EXPECT_NE(
+      r.out.find(
+          "| 128 | 32 | 4096 | 100 | sa | 1 | 1 | 1 | +2.00 | — | — | -0.0500 | — | — | undefined (n=1) |"),
+      std::string::npos);
   EXPECT_NE(r.out.find("- λ=1 vs sa, seq_len 64: better"), std::string::npos);
   EXPECT_NE(r.out.find("lambda1-seed4 (failed)"), std::string::npos);
 }

@@ -16,7 +16,8 @@ using nlohmann::json;
 ExperimentResult full_result() {
   ExperimentResult r;
   r.name = "full";
-  r.config = {{"seed", 4}, {"data", {{"seq_len", 32}}}};
+  r.config.seed = 4;
+  r.config.data.seq_len = 32;
   r.version = VersionInfo{"0.1.0", "1.13.1"};
   r.environment = Environment{
       1, "OpenBLAS 0.3.21", 1, 2, 2, 643.5, 12.25, "bf16", "auto", Environment::CpuBf16{true, false, true}};
@@ -27,6 +28,7 @@ ExperimentResult full_result() {
     run.spec = name == std::string("sa") ? VariantRecord{"fixed", 0.0, std::nullopt}
                                          : VariantRecord{"learned", std::nullopt, 0.5};
     run.layers = name == std::string("sa") ? std::vector<int>{} : std::vector<int>{1};
+    run.label = name == std::string("sa") ? "0" : "learned@1";
     run.seed = 4;
     run.init_checksum = "de76";
     run.eval = {{0, 6.25}, {8, 5.5}};
@@ -53,7 +55,12 @@ TEST(ResultsSchema, EveryWrittenFieldReadsBack) {
   json doc = to_json(in);
   ExperimentResult out = parse_results(doc.dump(), "mem/results.json");
   EXPECT_EQ(to_json(out), doc);  // nothing lost, nothing added
-  EXPECT_EQ(out.seq_len, 32);
+  EXPECT_EQ(out.seq_len(), 32);
+  EXPECT_EQ(out.config, in.config);
+  // The config is written whole, by the config module's own writer (every key, in its key table).
+  EXPECT_EQ(doc["config"], config_to_json(in.config));
+  EXPECT_EQ(doc["config"]["data"]["seq_len"], 32);
+  EXPECT_EQ(doc["config"]["train"]["steps"], 300);
   ASSERT_TRUE(out.environment && out.data && out.version);
   EXPECT_EQ(out.environment->blas, "OpenBLAS 0.3.21");
   EXPECT_DOUBLE_EQ(out.environment->peak_rss_mib, 643.5);
@@ -69,6 +76,41 @@ TEST(ResultsSchema, EveryWrittenFieldReadsBack) {
   EXPECT_TRUE(doc["runs"][1]["lambda"].is_null());
   EXPECT_EQ(*out.runs[1].final.eval_windows, 64);
   EXPECT_DOUBLE_EQ(*out.comparisons[0].delta_val_loss_sem, 0.03125);
+}
+
+// The literal keys other tools read (README "results.json"), so a field dropped from both the writer and the
+// reader fails here although the round trip above would still pass.
+TEST(ResultsSchema, WrittenKeysAreTheDocumentedOnes) {
+  const json doc = to_json(full_result());
+  auto keys = [](const json& j) {
+    std::set<std::string> out;
+    for (const auto& [k, v] : j.items()) out.insert(k);
+    return out;
+  };
+  using Keys = std::set<std::string>;
+  EXPECT_EQ(keys(doc),
+            (Keys{"schema", "name", "config", "version", "environment", "data", "runs", "comparisons"}));
+  EXPECT_EQ(doc["schema"], "xsa.results/1");
+  EXPECT_EQ(keys(doc["version"]), (Keys{"xsa", "torch"}));
+  EXPECT_EQ(keys(doc["environment"]),
+            (Keys{"threads", "blas", "blas_threads", "workers", "precision", "precision_requested",
+                  "cpu_bf16", "host_cores", "peak_rss_mib", "wall_s"}));
+  EXPECT_EQ(keys(doc["environment"]["cpu_bf16"]), (Keys{"avx512_bf16", "amx_bf16", "native"}));
+  EXPECT_EQ(keys(doc["data"]), (Keys{"dir", "vocab_size", "train_tokens", "val_tokens", "tokenizer_sha256"}));
+  const json& run = doc["runs"][1];
+  EXPECT_EQ(keys(run), (Keys{"variant", "lambda", "variant_spec", "layers", "label", "seed", "init_checksum",
+                             "eval", "train_loss", "final", "bias", "samples", "timing"}));
+  EXPECT_EQ(run["label"], "learned@1");
+  EXPECT_EQ(run["variant_spec"],
+            json::parse(R"({"kind": "learned", "lambda": null, "initial_lambda": 0.5})"));
+  EXPECT_EQ(keys(run["final"]),
+            (Keys{"val_loss", "val_loss_sem", "eval_tokens", "eval_windows", "train_loss"}));
+  EXPECT_EQ(keys(run["timing"]), (Keys{"wall_s", "train_s", "tokens_per_s", "step_ms_median"}));
+  EXPECT_EQ(run["eval"][1], json::parse(R"({"step": 8, "val_loss": 5.5})"));
+  EXPECT_EQ(run["train_loss"][0], json::parse(R"({"step": 4, "loss": 6.0})"));
+  EXPECT_EQ(run["bias"][0]["layers"][0]["lambda_per_head"], json::array({0.5, 0.75}));
+  EXPECT_EQ(doc["comparisons"][0], json::parse(R"({"baseline": "sa", "variant": "learned",
+      "delta_val_loss": -0.25, "delta_val_loss_sem": 0.03125, "improvement_pct": 4.5})"));
 }
 
 TEST(ResultsSchema, BiasMetricsTableNamesEveryMetricOnce) {
