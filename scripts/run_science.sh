@@ -35,6 +35,10 @@ done
 case "$lanes" in 1|2) ;; *) echo "run_science: error: --lanes '$lanes', expected 1 or 2" >&2; exit 2 ;; esac
 case "$round" in 1|2) ;; *) echo "run_science: error: --round '$round', expected 1 or 2" >&2; exit 2 ;; esac
 
+# With sched_autogroup (the kernel's default), nice orders processes only within one autogroup (a session): a
+# sweep started in its own session (setsid, nohup from another terminal) took half of the 2 cores from every
+# build and benchmark despite nice 19. Giving its autogroup nice 19 as well makes it yield for real.
+if [ -w /proc/self/autogroup ]; then echo 19 > /proc/self/autogroup 2>/dev/null || true; fi
 [ -x build/xsa-sweep ] && [ -x build/xsa-train ] || { bash scripts/setup.sh && bash scripts/build.sh; } || exit 1
 bash scripts/prepare_data.sh || exit 1
 mkdir -p results
