@@ -2,7 +2,8 @@
 // file: every table in every format.
 #include "fuzz_common.h"
 #include "xsa/report/results.h"
-#include "xsa/report/tables.h"
+#include "xsa/report/sections.h"
+#include "xsa/report/table.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   xsa::report::ExperimentResult result;
