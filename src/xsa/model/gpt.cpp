@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 
+#include "xsa/model/causal_attention.h"
 #include "xsa/model/lm_head_loss.h"
 
 namespace xsa {
@@ -52,14 +53,16 @@ torch::Tensor cosine_last_dim(const torch::Tensor& a, const torch::Tensor& b) {
   return (a * b).sum(-1) / (na * nb);
 }
 
-void measure_bias(const torch::Tensor& att, const torch::Tensor& y, const torch::Tensor& z,
+// diag: the attention's diagonal a_ii (B, H, T); y, z, v: (B, H, T, D).
+void measure_bias(const torch::Tensor& diag, const torch::Tensor& y, const torch::Tensor& z,
                   const torch::Tensor& v, LayerBias* probe) {
   torch::NoGradGuard no_grad;
   if (y.scalar_type() == torch::kBFloat16 || v.scalar_type() == torch::kBFloat16) {  // bf16 mixed precision
-    measure_bias(att, y.to(torch::kFloat), z.to(torch::kFloat), v.to(torch::kFloat), probe);
+    measure_bias(diag.to(torch::kFloat), y.to(torch::kFloat), z.to(torch::kFloat), v.to(torch::kFloat),
+                 probe);
     return;
   }
-  auto T = att.size(-1);
+  auto T = diag.size(-1);
   if (T < 2) {
     *probe = LayerBias{};
     return;
@@ -69,7 +72,6 @@ void measure_bias(const torch::Tensor& att, const torch::Tensor& y, const torch:
   auto later = [&](const torch::Tensor& t) { return t.narrow(2, 1, T - 1); };  // (B, H, T-1, ...)
   probe->cos_y_v = cosine_last_dim(later(y), later(v)).mean().item<double>();
   probe->cos_z_v = cosine_last_dim(later(z), later(v)).mean().item<double>();
-  auto diag = att.diagonal(0, -2, -1);  // (B, H, T)
   probe->attn_diag = diag.narrow(-1, 1, T - 1).mean().item<double>();
   {
     auto v_hat = v / v.norm(2, {-1}, true).clamp_min(kXsaEps);              // (B, H, T, D)
@@ -135,13 +137,21 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const tor
     k = apply_rope(k, *rope);
   }
   const double scale = 1.0 / std::sqrt(static_cast<double>(d_head_));
-  auto att = torch::matmul(q, k.transpose(-2, -1));  // (B, H, T, T)
-  // In place: the scores themselves are not needed for backward (matmul keeps q and k).
-  att.mul_(scale).masked_fill_(mask, -std::numeric_limits<float>::infinity());
-  // Under bf16 mixed precision the scores come out of the matmul in bf16; the softmax runs in float32.
-  att = att.scalar_type() == torch::kBFloat16 ? torch::softmax(att, -1, torch::kFloat)
-                                              : torch::softmax(att, -1);
-  auto y = torch::matmul(att, v);  // (B, H, T, D)
+  torch::Tensor y, diag;  // (B, H, T, D); the attention's diagonal (B, H, T), only for the probe
+  if (variant_.impl == AttentionImpl::kFused) {
+    auto attention = fused_causal_attention(q, k, v, scale);
+    y = attention.y;
+    if (probe != nullptr) diag = attention_diagonal(q, k, attention.lse, scale);
+  } else {
+    auto att = torch::matmul(q, k.transpose(-2, -1));  // (B, H, T, T)
+    // In place: the scores themselves are not needed for backward (matmul keeps q and k).
+    att.mul_(scale).masked_fill_(mask, -std::numeric_limits<float>::infinity());
+    // Under bf16 mixed precision the scores come out of the matmul in bf16; the softmax runs in float32.
+    att = att.scalar_type() == torch::kBFloat16 ? torch::softmax(att, -1, torch::kFloat)
+                                                : torch::softmax(att, -1);
+    y = torch::matmul(att, v);  // (B, H, T, D)
+    if (probe != nullptr) diag = att.diagonal(0, -2, -1);
+  }
 
   torch::Tensor z = y;  // λ = 0 takes exactly the SA path
   switch (variant_.kind) {
@@ -159,7 +169,7 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const tor
       break;
   }
   if (probe != nullptr) {
-    measure_bias(att, y, z, v, probe);
+    measure_bias(diag, y, z, v, probe);
     auto lam = effective_lambda();
     probe->lambda_per_head.assign(lam.data_ptr<float>(), lam.data_ptr<float>() + lam.numel());
   }
@@ -191,14 +201,24 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& ma
 }
 
 // ---------------------------------------------------------------------------------------------
+AttentionImpl parse_attention_impl(const std::string& name) {
+  if (name == "fused") return AttentionImpl::kFused;
+  TORCH_CHECK(name == "explicit", "attention.impl: unknown implementation '", name, "'");
+  return AttentionImpl::kExplicit;
+}
+
 std::vector<LayerAttention> layer_attention_plan(const ModelConfig& cfg, const AttentionConfig& attention,
                                                  const VariantSpec& variant) {
+  const AttentionImpl impl = parse_attention_impl(attention.impl);
   LayerAttention modified;
+  modified.impl = impl;
   modified.kind = variant.kind;
   modified.lambda = variant.kind == VariantSpec::Kind::kLearned ? attention.learned_init : variant.lambda;
   // The variant's own layers ("xsa@2-3") if it has them, else attention.layers; empty = every layer.
   const std::vector<int>& layers = variant.layers.empty() ? attention.layers : variant.layers;
-  std::vector<LayerAttention> plan(cfg.n_layer);  // default: SA (fixed λ = 0)
+  LayerAttention standard;  // SA: fixed λ = 0
+  standard.impl = impl;
+  std::vector<LayerAttention> plan(cfg.n_layer, standard);
   for (int l = 0; l < cfg.n_layer; ++l) {
     bool selected = layers.empty();
     for (int chosen : layers) selected = selected || chosen == l;

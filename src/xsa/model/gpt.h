@@ -36,10 +36,16 @@ struct BiasProbe {
   std::vector<LayerBias> layers;
 };
 
-// How attention is modified in one layer.
+// How softmax(q·kᵀ)·v is computed (`attention.impl`): the fused O(T) kernel (causal_attention.h) or the
+// explicit scores, mask and softmax (the reference; every result committed before the kernel used it).
+enum class AttentionImpl { kExplicit, kFused };
+AttentionImpl parse_attention_impl(const std::string& name);  // "explicit" | "fused" (the config checks it)
+
+// How attention is computed and modified in one layer.
 struct LayerAttention {
   VariantSpec::Kind kind = VariantSpec::Kind::kFixed;
   double lambda = 0.0;  // kFixed: λ; kLearned: initial λ; kGate, kTanhGate: unused (start at 0)
+  AttentionImpl impl = AttentionImpl::kExplicit;
 };
 
 // Rotary position embedding tables, precomputed once for the longest sequence (GPT-NeoX half-split
@@ -55,7 +61,8 @@ torch::Tensor apply_rope(const torch::Tensor& x, const RopeTables& rope);
 class CausalSelfAttentionImpl : public torch::nn::Module {
  public:
   CausalSelfAttentionImpl(const ModelConfig& cfg, const LayerAttention& variant);
-  // x: (B, T, C). mask: (T, T) bool, true above the diagonal. rope may be null (learned positions).
+  // x: (B, T, C). mask: (T, T) bool, true above the diagonal (the explicit path's; the fused kernel
+  // masks by construction). rope may be null (learned positions).
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask, const RopeTables* rope,
                         LayerBias* probe);
   // The λ each head uses now: (H) tensor (a copy, no grad).
