@@ -205,7 +205,7 @@ TEST_F(TrainE2E, LearnedLambdaGateAndLayerSubsetRunEndToEnd) {
   ASSERT_EQ(r["runs"].size(), 5u);
   for (const auto& run : r["runs"]) EXPECT_EQ(run["init_checksum"], r["runs"][0]["init_checksum"]);
   EXPECT_EQ(r["comparisons"].size(), 4u);
-  EXPECT_EQ(r["config"]["attention"]["impl"], "explicit");
+  EXPECT_EQ(r["config"]["attention"]["impl"], "fused");  // the default, recorded
   const json& learned = r["runs"][1];
   const json& gate = r["runs"][2];
   EXPECT_EQ(learned["variant_spec"]["kind"], "learned");

@@ -496,13 +496,23 @@ void cross_check(const Config& c, const Context& ctx) {
 
 }  // namespace
 
+namespace {
+// What a record that lacks a key ran with: today's defaults, except for keys added later with a default other
+// than what ran before they existed.
+Config record_defaults() {
+  Config c;
+  c.attention.impl = "explicit";  // the only implementation before attention.impl existed
+  return c;
+}
+}  // namespace
+
 Config config_from_record(const nlohmann::json& recorded, const std::string& where) {
   if (!recorded.is_object())
     throw InputError(where + ": got " + std::string(recorded.type_name()) +
                      ", expected an object of config keys");
   Context ctx;
   ctx.source = where;
-  Config c;
+  Config c = record_defaults();
   c.source = where;
   try {
     read_tree(YAML::Load(recorded.dump()), c, ctx);  // JSON text is YAML (flow style)
@@ -578,7 +588,7 @@ nlohmann::json config_to_json(const Config& c) {
 
 nlohmann::json config_json_with_defaults(const nlohmann::json& recorded) {
   if (!recorded.is_object()) return recorded;
-  nlohmann::json out = config_to_json(Config{});
+  nlohmann::json out = config_to_json(record_defaults());
   for (const auto& [key, value] : recorded.items()) {
     auto section = out.find(key);
     if (section != out.end() && section->is_object() && value.is_object()) {

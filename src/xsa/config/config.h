@@ -39,11 +39,12 @@ struct AttentionConfig {
   // scalar per layer and head, and Adam moves a parameter by about lr per step whatever its gradient, so at
   // the model's lr they cannot travel far in a short run (README "Findings", question 3). In (0, 1000].
   double lambda_lr_scale = 1.0;
-  // How softmax(q·kᵀ)·v is computed: "explicit" writes out the (B, H, T, T) scores, mask and softmax (the
-  // implementation every committed result used). A sweep pins it, so a later default never mixes two
-  // implementations inside one comparison. Records written before the key existed ran "explicit": if the
-  // default ever changes, config_json_with_defaults must still fill in "explicit" for them.
-  std::string impl = "explicit";
+  // How softmax(q·kᵀ)·v is computed: "fused" runs the O(T)-memory kernel (model/causal_attention.h);
+  // "explicit" writes out the (B, H, T, T) scores, mask and softmax (the reference, and what every result
+  // committed before the kernel used). A sweep pins it, so a later default never mixes two implementations
+  // inside one comparison. Records written before the key existed ran "explicit": record_defaults() in
+  // config.cpp fills that in for them, not this default.
+  std::string impl = "fused";
 };
 
 struct TrainConfig {

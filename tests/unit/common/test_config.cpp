@@ -51,7 +51,7 @@ TEST(Config, EmptyFileGivesStructDefaults) {
   EXPECT_EQ(c.attention.variants[0].name(), "sa");
   EXPECT_EQ(c.attention.variants[1].name(), "xsa");
   EXPECT_TRUE(c.attention.layers.empty());
-  EXPECT_EQ(c.attention.impl, "explicit");
+  EXPECT_EQ(c.attention.impl, "fused");
   EXPECT_EQ(c.train.steps, 300);
   EXPECT_DOUBLE_EQ(c.train.lr, 1e-3);
   EXPECT_EQ(c.train.checkpoint_interval, 100);
@@ -377,7 +377,7 @@ TEST(ConfigErrors, Attention) {
   expect_error("attention: {variants: [sa, '1.5@1']}", "attention.variants", {}, "entry 2");
   expect_error("attention: {variants: [xsa@1, xsa@1]}", "attention.variants", {},
                "duplicate variant 'xsa@1'");
-  expect_error("attention: {impl: flash}", "attention.impl", {}, "one of explicit");
+  expect_error("attention: {impl: flash}", "attention.impl", {}, "one of fused explicit");
   expect_error("attention: {impl: ''}", "attention.impl");
   expect_error("attention: {lambda: 2}", "attention.lambda");
   expect_error("attention: {lambda: sa}", "attention.lambda");
@@ -456,6 +456,21 @@ TEST(Config, RecordedConfigGetsDefaultsForKeysAddedLater) {
   EXPECT_EQ(filled["train"]["steps"], 1200);
   EXPECT_FALSE(filled.contains("runtime"));  // a section the record left out stays out
   EXPECT_NE(filled, now);
+}
+
+// attention.impl came with the fused kernel, whose default is "fused"; everything recorded before it ran the
+// explicit attention, so a record without the key reads back as "explicit", in both readers.
+TEST(Config, RecordWithoutAttentionImplRanExplicit) {
+  Config c;
+  ASSERT_EQ(c.attention.impl, "fused");
+  nlohmann::json old = config_to_json(c);
+  old.erase("runtime");
+  old["attention"].erase("impl");
+  EXPECT_EQ(config_json_with_defaults(old)["attention"]["impl"], "explicit");
+  EXPECT_EQ(config_from_record(old, "results.json: config").attention.impl, "explicit");
+  old["attention"]["impl"] = "fused";  // a recorded value stays
+  EXPECT_EQ(config_json_with_defaults(old)["attention"]["impl"], "fused");
+  EXPECT_EQ(config_from_record(old, "results.json: config").attention.impl, "fused");
 }
 
 }  // namespace

@@ -24,8 +24,9 @@ TEST(MemoryEstimate, ParametersCountedByHand) {
   EXPECT_DOUBLE_EQ(e.total, e.process + 2 * e.per_run);
 }
 
-TEST(MemoryEstimate, ActivationsGrowWithBatchAndQuadraticallyWithAttention) {
+TEST(MemoryEstimate, ActivationsGrowWithBatchAndQuadraticallyWithExplicitAttention) {
   Config cfg;
+  cfg.attention.impl = "explicit";
   const double base = estimate_memory(cfg, 4096).activations;
   Config wide_batch = cfg;
   wide_batch.train.batch_size *= 2;
@@ -37,6 +38,23 @@ TEST(MemoryEstimate, ActivationsGrowWithBatchAndQuadraticallyWithAttention) {
   longer.data.seq_len *= 2;
   const double scores_before = 4.0 * 2 * 3 * 32.0 * 4 * 128 * 128;
   EXPECT_GT(estimate_memory(longer, 4096).activations - base, 3 * scores_before);
+}
+
+TEST(MemoryEstimate, FusedAttentionActivationsGrowLinearlyWithLength) {
+  Config cfg;
+  ASSERT_EQ(cfg.attention.impl, "fused");                        // the default
+  const double fixed = 4.0 * (3 * 512.0 * 4096 + 4096.0 * 128);  // the output layer's, independent of T
+  const double base = estimate_memory(cfg, 4096).activations;
+  Config longer = cfg;
+  longer.data.seq_len *= 16;
+  longer.train.batch_size /= 16;  // the same tokens per step: the same activations, no T² term
+  EXPECT_NEAR(estimate_memory(longer, 4096).activations, base, 1.0);
+  Config explicit_cfg = longer;
+  explicit_cfg.attention.impl = "explicit";  // 3·B·H·T·T floats per layer more, less the fused lse
+  const double B = 2, H = 4, T = 2048, L = 2;
+  EXPECT_NEAR(estimate_memory(explicit_cfg, 4096).activations - base,
+              4.0 * L * (3 * B * H * T * T - B * H * T), 1.0);
+  EXPECT_GT(base, fixed);
 }
 
 TEST(MemoryEstimate, OneWorkerPerVariantAtMost) {
