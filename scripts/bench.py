@@ -16,7 +16,9 @@ then prints a table and writes bench/bench.json. Needs a build (scripts/build.sh
 The paired xsa-train run and the reference configurations are measured in rounds (one of each per
 round), so slow drifts of a shared machine hit them alike.
 
-Usage: scripts/bench.sh [--steps N] [--repeats R] [--quick] [--bf16]
+  5. the length and size table (not with --quick): paired SA+XSA at T from 128 to 8,192 and at 6 layers x
+     d 256, with attention.impl fused and explicit side by side (tok/s, MFU, peak RSS, XSA/SA).
+Usage: scripts/bench.sh [--steps N] [--repeats R] [--quick] [--bf16] [--lengths-only]
 """
 import argparse
 import json
@@ -42,16 +44,18 @@ def run(cmd, **kw):
 REFERENCE_THREADS = [(1, 1), (1, 2), (2, 1), (2, 2)]
 
 
-def train_throughput(out_root, name, variants, workers, steps, precision="fp32"):
-    """tokens/s of the training steps of one xsa-train run (sum over concurrent runs) and its peak RSS."""
+def train_throughput(out_root, name, variants, workers, steps, precision="fp32", extra=()):
+    """tokens/s of the training steps of one xsa-train run (sum over concurrent runs) and its peak RSS.
+    extra: more --set overrides (model shape, sequence length, attention.impl)."""
     out = os.path.join(out_root, name)
+    extra_args = [a for kv in extra for a in ("--set", kv)]
     run([os.path.join(BUILD, "xsa-train"), "--config", "configs/default.yaml", "--out", out, "--quiet",
          "--set", f"runtime.precision={precision}",
          "--set", f"attention.variants=[{','.join(variants)}]", "--set", f"runtime.workers={workers}",
          "--set", "runtime.threads=1", "--set", f"train.steps={steps}", "--set", "train.warmup_steps=2",
          "--set", "train.checkpoint_interval=0", "--set", f"eval.interval={steps}", "--set",
          f"metrics.bias_interval={steps}", "--set", "eval.batches=1", "--set", "metrics.bias_batches=1",
-         "--set", "sample.count=0"])
+         "--set", "sample.count=0"] + extra_args)
     r = json.load(open(os.path.join(out, "results.json")))
     per_run = {x["variant"]: x["timing"]["tokens_per_s"] for x in r["runs"]}
     if workers > 1:
@@ -79,6 +83,79 @@ def reference_throughput(threads, blas_threads, steps):
     return r["tokens_per_s"]
 
 
+# The length and size table (GitHub issue 20): model shape, T x batch (4,096 tokens per step up to T = 4,096).
+S2 = ("model.n_layer=6", "model.d_model=256", "model.n_head=8", "model.d_head=32")
+LENGTH_ROWS = [
+    ("2 layers, d 128 (default)", (), 128, 32),
+    ("2 layers, d 128", (), 512, 8),
+    ("2 layers, d 128", (), 2048, 2),
+    ("2 layers, d 128", (), 4096, 1),
+    ("2 layers, d 128", (), 8192, 1),
+    ("6 layers, d 256, 8 heads", S2, 128, 32),
+    ("6 layers, d 256, 8 heads", S2, 1024, 4),
+]
+IMPLS = ("fused", "explicit")
+
+
+def flops_per_token(overrides):
+    """The model FLOPs per token xsa-bench counts (one formula: xsa::model_flops_per_token)."""
+    cmd = [os.path.join(BUILD, "xsa-bench"), "--flops-per-token"] + [a for kv in overrides for a in ("--set", kv)]
+    return json.loads(subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True).stdout)[
+        "flops_per_token"]
+
+
+def length_table(work, steps, peak2):
+    """Paired SA+XSA (2 workers x 1 thread) for every row and both attention implementations, side by side:
+    tok/s per run, MFU of the pair against the 2-core sgemm peak, peak RSS, XSA/SA step time."""
+    rows = []
+    for label, model, T, batch in LENGTH_ROWS:
+        overrides = list(model) + [f"data.seq_len={T}", f"train.batch_size={batch}"]
+        fpt = flops_per_token(overrides)
+        row = {"model": label, "seq_len": T, "batch": batch, "flops_per_token": fpt}
+        for impl in IMPLS:
+            try:
+                m = train_throughput(work, f"len_{impl}_{T}_{len(model)}", ["sa", "xsa"], 2, steps,
+                                     extra=overrides + [f"attention.impl={impl}"])
+            except subprocess.CalledProcessError as e:  # e.g. exit 2: the memory estimate does not fit
+                row[impl] = {"error": f"xsa-train exit {e.returncode}"}
+                continue
+            per_run = m["per_run"]
+            row[impl] = {"tokens_per_s_per_run": m["tokens_per_s"] / 2, "mfu": fpt * m["tokens_per_s"] / peak2,
+                         "peak_rss_mib": m["peak_rss_mib"], "xsa_over_sa_step": per_run["sa"] / per_run["xsa"]}
+        rows.append(row)
+    return rows
+
+
+def print_length_table(rows):
+    print("\nLength and size, paired SA+XSA (2 workers x 1 thread), both attention implementations in one run:\n")
+    print("| model | T x batch | " + " | ".join(f"{impl} tok/s per run | {impl} MFU | {impl} peak RSS | {impl} XSA/SA"
+                                            for impl in IMPLS) + " |")
+    print("|---|---|" + "---|---|---|---|" * len(IMPLS))
+    for r in rows:
+        cells = []
+        for impl in IMPLS:
+            m = r[impl]
+            if "error" in m:
+                cells += [m["error"], "", "", ""]
+            else:
+                cells += [f"{m['tokens_per_s_per_run']:,.0f}", f"{100 * m['mfu']:.0f}%",
+                          f"{m['peak_rss_mib'] / 1024:.2f} GB", f"{m['xsa_over_sa_step']:.3f}"]
+        print(f"| {r['model']} | {r['seq_len']:,} x {r['batch']} | " + " | ".join(cells) + " |")
+
+    def find(model_prefix, T):
+        return next(r for r in rows if r["model"].startswith(model_prefix) and r["seq_len"] == T)
+
+    print("\n| ratio (targets: GitHub issue 20) | " + " | ".join(IMPLS) + " | target |\n|---|" + "---|" * len(IMPLS) + "---|")
+    ratios = [("MFU at T = 2,048 / at T = 128 (2 layers)", find("2 layers", 2048), find("2 layers", 128), "mfu", ">= 0.85"),
+              ("MFU at T = 1,024 / at T = 128 (6 layers x d 256)", find("6 layers", 1024), find("6 layers", 128), "mfu",
+               ">= 0.80"),
+              ("peak RSS at 2,048 x 2 / at 128 x 32", find("2 layers", 2048), find("2 layers", 128), "peak_rss_mib",
+               "<= 1.3")]
+    for name, a, b, key, target in ratios:
+        cells = [f"{a[i][key] / b[i][key]:.2f}" if key in a[i] and key in b[i] else "-" for i in IMPLS]
+        print(f"| {name} | " + " | ".join(cells) + f" | {target} |")
+
+
 def sweep_time(out_root, workers):
     out = os.path.join(out_root, f"sweep_w{workers}")
     t0 = time.time()
@@ -100,6 +177,8 @@ def main():
     ap.add_argument("--bf16", action="store_true",
                     help="measure bf16 even if the CPU has no native bf16 (emulated there: very slow)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench"), help="where bench.json goes")
+    ap.add_argument("--lengths-only", action="store_true",
+                    help="only the sgemm peak and the length and size table (both attention implementations)")
     args = ap.parse_args()
     if not os.path.exists(os.path.join(ROOT, "data/tinystories/meta.json")):
         sys.exit("bench: error: data/tinystories is not prepared (see data/README.md or run scripts/demo.sh)")
@@ -108,11 +187,18 @@ def main():
     result = {"steps": args.steps, "repeats": args.repeats}
     try:
         bench_json = os.path.join(work, "xsa_bench.json")
-        run([os.path.join(BUILD, "xsa-bench"), "--json", bench_json] + (["--quick"] if args.quick else [])
-            + (["--bf16"] if args.bf16 else []))
+        run([os.path.join(BUILD, "xsa-bench"), "--json", bench_json]
+            + (["--quick"] if args.quick or args.lengths_only else []) + (["--bf16"] if args.bf16 else []))
         micro = json.load(open(bench_json))
         result["xsa_bench"] = micro
         cpu = micro["cpu"]
+        peak2 = micro["gemm"]["2"]["peak_gflops"] * 1e9
+        if args.lengths_only:
+            result["lengths"] = length_table(work, args.steps, peak2)
+            print(f"\nsgemm peak through LibTorch, 2 cores: {peak2 / 1e9:.1f} GFLOP/s; {args.steps} steps per run")
+            print_length_table(result["lengths"])
+            write_result(result, args.out)
+            return
         measure_bf16 = cpu["bf16_native"] or args.bf16
 
         def measure(name, variants, workers, precision="fp32", repeats=args.repeats, steps=args.steps):
@@ -144,7 +230,6 @@ def main():
                     "emulated": not cpu["bf16_native"], "over_fp32_paired": paired16 / paired,
                     "over_best_fp32_reference": paired16 / ref_best}
         fpt = micro["flops_per_token"]
-        peak2 = micro["gemm"]["2"]["peak_gflops"] * 1e9
         peak1 = micro["gemm"]["1"]["peak_gflops"] * 1e9
         result.update({
             "cpu": cpu,
@@ -167,6 +252,7 @@ def main():
             w1 = sweep_time(work, 1)
             w2 = sweep_time(work, 2)
             result["sweep_smoke_s"] = {"workers_1": w1, "workers_2": w2, "speedup": w1 / w2}
+            result["lengths"] = length_table(work, args.steps, peak2)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -230,7 +316,13 @@ def main():
             print(f"| {st['variant']} | {prec} | {st['forward_ms']:.1f} | {st['backward_ms']:.1f} | "
                   f"{st['optimizer_ms']:.1f} | {st['step_ms']:.1f} | {st['tokens_per_s']:.0f} | "
                   f"{100 * fpt * st['tokens_per_s'] / peak1:.1f}% |")
-    path = os.path.join(args.out, "bench.json")
+    if "lengths" in result:
+        print_length_table(result["lengths"])
+    write_result(result, args.out)
+
+
+def write_result(result, out_dir):
+    path = os.path.join(out_dir, "bench.json")
     with open(path + ".tmp", "w") as f:
         json.dump(result, f, indent=1)
     os.replace(path + ".tmp", path)

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "xsa/config/config.h"
+#include "xsa/config/resources.h"
 #include "xsa/model/gpt.h"
 #include "xsa/model/precision.h"
 #include "xsa/report/stats.h"
@@ -45,8 +46,9 @@ struct BenchOptions {
   int steps = 12;
   int warmup = 3;
   int vocab = 4096;
-  bool quick = false;  // skip the scaling sweeps
-  bool bf16 = false;   // measure bf16 even without native bf16 (emulated: slow)
+  bool quick = false;       // skip the scaling sweeps
+  bool bf16 = false;        // measure bf16 even without native bf16 (emulated: slow)
+  bool flops_only = false;  // print the config's model FLOPs per token and stop (scripts/bench.py's MFU)
   std::string json_path;
   std::string profile_path;  // chrome trace of a few SA steps (LibTorch's profiler)
 };
@@ -67,6 +69,8 @@ void setup_bench_command(CLI::App& app, BenchOptions& opt) {
   app.add_flag("--bf16", opt.bf16,
                "measure bf16 matmuls and bf16 steps even if the CPU has no native bf16 (emulated, slow)");
   app.add_option("--json", opt.json_path, "also write the measurements to this JSON file");
+  app.add_flag("--flops-per-token", opt.flops_only,
+               "print the model FLOPs per token of the config (6N + 12·L·H·Q·T) as JSON and stop");
   app.add_option("--profile", opt.profile_path,
                  "write chrome://tracing profiles of 3 steps to PATH.sa.json and PATH.xsa.json "
                  "(scripts/profile_summary.py sums them)");
@@ -132,15 +136,6 @@ json measure_gemm(const xsa::Config& cfg, int vocab, at::ScalarType dtype, doubl
   return out;
 }
 
-double flops_per_token(const xsa::ModelConfig& m, int vocab, int seq_len) {
-  // nanoGPT's estimate: 6 flops per parameter per token (forward + backward), plus attention's
-  // QKᵀ and AV: 12·L·H·Q·T. N counts the (tied) embedding once, as the output layer's matmul.
-  double per_layer = 3.0 * m.d_model * m.n_head * m.d_head + m.n_head * m.d_head * m.d_model +
-                     2.0 * m.d_model * m.mlp_ratio * m.d_model;
-  double n = m.n_layer * per_layer + static_cast<double>(vocab) * m.d_model;
-  return 6.0 * n + 12.0 * m.n_layer * m.n_head * m.d_head * seq_len;
-}
-
 // Median forward+loss / backward / optimizer / total ms per step, one entry per variant, at the
 // current thread count. The variants' steps are interleaved (A B A B ...), so slow drifts of a shared
 // machine (frequency, other load, heap state) hit both alike and their ratio is fair.
@@ -197,6 +192,13 @@ xsa::VariantSpec keyword_variant(double lambda) {
 
 int run_bench(const BenchOptions& opt) {
   xsa::Config cfg = xsa::load_config(opt.config_path, opt.overrides);
+  if (opt.flops_only) {
+    std::printf("%s\n",
+                json{{"flops_per_token", xsa::model_flops_per_token(cfg.model, opt.vocab, cfg.data.seq_len)}}
+                    .dump()
+                    .c_str());
+    return 0;
+  }
   xsa::keep_large_allocations_in_heap();
   json out = {{"config", xsa::config_to_json(cfg)}, {"vocab", opt.vocab}, {"torch", TORCH_VERSION}};
   const auto& m = cfg.model;
@@ -261,7 +263,7 @@ int run_bench(const BenchOptions& opt) {
       measure_steps(cfg, {variant}, opt.vocab, 3, 0);
     }
   }
-  const double fpt = flops_per_token(m, opt.vocab, cfg.data.seq_len);
+  const double fpt = xsa::model_flops_per_token(m, opt.vocab, cfg.data.seq_len);
   const double peak1 = gemm["1"]["peak_gflops"].get<double>() * 1e9;
   out["flops_per_token"] = fpt;
   json steps = json::array();
@@ -342,8 +344,8 @@ int run_bench(const BenchOptions& opt) {
                                 std::max(3, opt.steps / 3), 1);
       json sa = both[0];
       double xs = both[1]["step_ms"];
-      double mfu =
-          flops_per_token(c.model, opt.vocab, c.data.seq_len) * sa["tokens_per_s"].get<double>() / peak1;
+      double mfu = xsa::model_flops_per_token(c.model, opt.vocab, c.data.seq_len) *
+                   sa["tokens_per_s"].get<double>() / peak1;
       std::printf("| %d | %.1f | %.1f | %.3f | %.1f%% |\n", d, sa["step_ms"].get<double>(), xs,
                   xs / sa["step_ms"].get<double>(), 100 * mfu);
       by_width.push_back({{"d_model", d}, {"sa_ms", sa["step_ms"]}, {"xsa_ms", xs}, {"sa_mfu", mfu}});

@@ -54,6 +54,13 @@ MemoryEstimate estimate_memory(const Config& cfg, std::int64_t vocab_size) {
   return e;
 }
 
+double model_flops_per_token(const ModelConfig& m, double vocab_size, int seq_len) {
+  const double per_layer = 3.0 * m.d_model * m.n_head * m.d_head + m.n_head * m.d_head * m.d_model +
+                           2.0 * m.d_model * m.mlp_ratio * m.d_model;
+  const double n = m.n_layer * per_layer + vocab_size * m.d_model;
+  return 6.0 * n + 12.0 * m.n_layer * m.n_head * m.d_head * seq_len;
+}
+
 std::optional<double> available_memory_bytes(const std::string& meminfo_path) {
   std::ifstream in(meminfo_path);
   std::string line;

@@ -24,6 +24,11 @@ struct MemoryEstimate {
 // For `cfg` on data with `vocab_size` tokens. Doubles throughout: absurd configs must not overflow.
 MemoryEstimate estimate_memory(const Config& cfg, std::int64_t vocab_size);
 
+// Model FLOPs per trained token, nanoGPT's estimate: 6 per parameter (forward + backward; the tied embedding
+// counted once, as the output layer's matmul) plus attention's q·kᵀ and a·v over the full T × T square,
+// 12·L·H·Q·T, whichever attention.impl runs (so skipping the masked half shows up as speed).
+double model_flops_per_token(const ModelConfig& m, double vocab_size, int seq_len);
+
 // MemAvailable from /proc/meminfo in bytes; nullopt where the kernel does not say.
 std::optional<double> available_memory_bytes(const std::string& meminfo_path = "/proc/meminfo");
 

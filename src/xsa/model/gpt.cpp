@@ -53,12 +53,14 @@ torch::Tensor cosine_last_dim(const torch::Tensor& a, const torch::Tensor& b) {
   return (a * b).sum(-1) / (na * nb);
 }
 
-// diag: the attention's diagonal a_ii (B, H, T); y, z, v: (B, H, T, D).
+// diag: the attention's diagonal a_ii (B, H, T); y, z, v: (B, H, T, D). impl picks how value_cos is summed:
+// explicit keeps the (B, H, T, T) Gram matrix it always had (bit-identical to the committed results), fused
+// the O(T) identity Σ_{i≠j} v̂_i·v̂_j = ‖Σ_i v̂_i‖² − Σ_i ‖v̂_i‖² (at T = 8,192 the Gram matrix alone is 1 GB).
 void measure_bias(const torch::Tensor& diag, const torch::Tensor& y, const torch::Tensor& z,
-                  const torch::Tensor& v, LayerBias* probe) {
+                  const torch::Tensor& v, AttentionImpl impl, LayerBias* probe) {
   torch::NoGradGuard no_grad;
   if (y.scalar_type() == torch::kBFloat16 || v.scalar_type() == torch::kBFloat16) {  // bf16 mixed precision
-    measure_bias(diag.to(torch::kFloat), y.to(torch::kFloat), z.to(torch::kFloat), v.to(torch::kFloat),
+    measure_bias(diag.to(torch::kFloat), y.to(torch::kFloat), z.to(torch::kFloat), v.to(torch::kFloat), impl,
                  probe);
     return;
   }
@@ -74,9 +76,14 @@ void measure_bias(const torch::Tensor& diag, const torch::Tensor& y, const torch
   probe->cos_z_v = cosine_last_dim(later(z), later(v)).mean().item<double>();
   probe->attn_diag = diag.narrow(-1, 1, T - 1).mean().item<double>();
   {
-    auto v_hat = v / v.norm(2, {-1}, true).clamp_min(kXsaEps);              // (B, H, T, D)
-    auto gram = torch::matmul(v_hat, v_hat.transpose(-2, -1));              // (B, H, T, T)
-    auto off_diag = gram.sum({-2, -1}) - gram.diagonal(0, -2, -1).sum(-1);  // (B, H)
+    auto v_hat = v / v.norm(2, {-1}, true).clamp_min(kXsaEps);  // (B, H, T, D)
+    torch::Tensor off_diag;                                     // (B, H)
+    if (impl == AttentionImpl::kFused) {
+      off_diag = v_hat.sum(2).pow(2).sum(-1) - v_hat.pow(2).sum({-2, -1});
+    } else {
+      auto gram = torch::matmul(v_hat, v_hat.transpose(-2, -1));  // (B, H, T, T)
+      off_diag = gram.sum({-2, -1}) - gram.diagonal(0, -2, -1).sum(-1);
+    }
     probe->value_cos = (off_diag / static_cast<double>(T * (T - 1))).mean().item<double>();
   }
 }
@@ -169,7 +176,7 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const tor
       break;
   }
   if (probe != nullptr) {
-    measure_bias(diag, y, z, v, probe);
+    measure_bias(diag, y, z, v, variant_.impl, probe);
     auto lam = effective_lambda();
     probe->lambda_per_head.assign(lam.data_ptr<float>(), lam.data_ptr<float>() + lam.numel());
   }

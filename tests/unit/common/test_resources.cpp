@@ -57,6 +57,16 @@ TEST(MemoryEstimate, FusedAttentionActivationsGrowLinearlyWithLength) {
   EXPECT_GT(base, fixed);
 }
 
+TEST(ModelFlops, HandCountedForTheDefaultModel) {
+  // 2 layers × (q, k, v, o: 4·128·128, MLP: 2·128·512) + the tied 4096 × 128 embedding, 6 FLOPs each per
+  // token, plus attention 12 · 2 layers · 4 heads · 32 · T.
+  const double n = 2 * (4 * 128.0 * 128 + 2 * 128.0 * 512) + 4096.0 * 128;
+  EXPECT_DOUBLE_EQ(model_flops_per_token(Config{}.model, 4096, 128), 6 * n + 12 * 2 * 4 * 32 * 128.0);
+  EXPECT_DOUBLE_EQ(
+      model_flops_per_token(Config{}.model, 4096, 2048) - model_flops_per_token(Config{}.model, 4096, 128),
+      12 * 2 * 128 * (2048.0 - 128));
+}
+
 TEST(MemoryEstimate, OneWorkerPerVariantAtMost) {
   Config cfg;
   cfg.runtime.workers = 8;  // two variants: two runs at once, not eight
