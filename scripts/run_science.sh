@@ -10,7 +10,8 @@
 # Usage: scripts/run_science.sh [--round 2|1] [--lanes 2|1] [--only NAME[,NAME...]]
 #   --round 2 (default): the second round (README "Findings", questions 5-8): both lanes start on
 #             lr_control (sharing its points: claims train each point once), so the short, first-priority
-#             sweep finishes first; then lane A size_s2 -> variants_s1, lane B variants_s1 -> size_s2.
+#             sweep finishes first; then lane A size_s2 -> variants_s1, lane B variants_s1 -> size_s2, then
+#             both length_s1 (the fused attention's sweep).
 #   --round 1: the first round's sweeps (all finished and committed; a rerun only rewrites their summaries):
 #             lane A budget_300 -> budget_1200 -> budget_2400,
 #             lane B seqlen_tokens -> lambda_lr -> seqlen_fixed_batch -> budget_2400.
@@ -76,8 +77,8 @@ if [ "$round" = 1 ]; then
   queue_a=(budget_300 budget_1200 budget_2400)
   queue_b=(seqlen_tokens lambda_lr seqlen_fixed_batch budget_2400)
 else
-  queue_a=(lr_control size_s2 variants_s1)
-  queue_b=(lr_control variants_s1 size_s2)
+  queue_a=(lr_control size_s2 variants_s1 length_s1)
+  queue_b=(lr_control variants_s1 size_s2 length_s1)
 fi
 
 if [ -n "$only" ]; then

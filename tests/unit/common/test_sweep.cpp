@@ -124,15 +124,23 @@ TEST(SweepGrid, ShippedSweepConfigs) {
 // config must load (a key the trainer does not know would fail each point at its start).
 TEST(SweepGrid, ScienceSweepConfigs) {
   const std::string dir = std::string(XSA_SOURCE_DIR) + "/configs/science/";
-  const std::vector<std::pair<std::string, std::size_t>> expected = {
-      {"budget_300", 5},          {"budget_1200", 5},    {"budget_2400", 5}, {"lambda_lr", 5},
-      {"seqlen_fixed_batch", 15}, {"seqlen_tokens", 20}, {"lr_control", 15}, {"size_s2", 10},
-      {"variants_s1", 5}};
+  // name, points, the attention implementation every point pins (explicit before the fused kernel existed).
+  struct Expected {
+    std::string name;
+    std::size_t points;
+    std::string impl;
+  };
+  const std::vector<Expected> expected = {
+      {"budget_300", 5, "explicit"},          {"budget_1200", 5, "explicit"},
+      {"budget_2400", 5, "explicit"},         {"lambda_lr", 5, "explicit"},
+      {"seqlen_fixed_batch", 15, "explicit"}, {"seqlen_tokens", 20, "explicit"},
+      {"lr_control", 15, "explicit"},         {"size_s2", 10, "explicit"},
+      {"variants_s1", 5, "explicit"},         {"length_s1", 15, "fused"}};
   std::size_t files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     if (entry.path().extension() == ".yaml") ++files;
   EXPECT_EQ(files, expected.size()) << "a sweep file in " << dir << " is not checked here";
-  for (const auto& [name, points] : expected) {
+  for (const auto& [name, points, impl] : expected) {
     SweepSpec spec = load_sweep(dir + name + ".yaml");
     EXPECT_EQ(spec.name, name);
     auto p = expand_grid(spec);
@@ -142,7 +150,7 @@ TEST(SweepGrid, ScienceSweepConfigs) {
     // resumed sweep.
     for (const auto& point : p) {
       bool pinned = false;
-      for (const auto& o : point.overrides) pinned = pinned || o == "attention.impl=explicit";
+      for (const auto& o : point.overrides) pinned = pinned || o == "attention.impl=" + impl;
       EXPECT_TRUE(pinned) << name << " " << point.run_id;
     }
   }
