@@ -1,0 +1,323 @@
+#include "xsa/config/key_table.h"
+
+#include <charconv>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "xsa/util/error.h"
+
+namespace xsa::key_table {
+
+[[noreturn]] void fail(const Context& ctx, const std::string& key, const std::string& what) {
+  throw InputError(ctx.where(key) + ": " + key + ": " + what);
+}
+
+std::string describe(const YAML::Node& n) {
+  if (!n || n.IsNull()) return "no value";
+  if (n.IsSequence()) return "a list";
+  if (n.IsMap()) return "a map";
+  if (n.Tag() == "!") return "the quoted string \"" + n.Scalar() + "\"";
+  return "'" + n.Scalar() + "'";
+}
+
+[[noreturn]] void fail_got(const Context& ctx, const std::string& key, const YAML::Node& n,
+                           const std::string& expected) {
+  fail(ctx, key, "got " + describe(n) + ", expected " + expected);
+}
+
+namespace {
+
+// Numbers and booleans must be plain scalars: a quoted "300" is a string, not a number.
+bool is_plain_scalar(const YAML::Node& n) {
+  return n && n.IsScalar() && n.Tag() != "!";
+}
+
+std::optional<long long> as_integer(const YAML::Node& n) {
+  if (!is_plain_scalar(n)) return std::nullopt;
+  return parse_plain_integer(n.Scalar());
+}
+
+std::optional<std::uint64_t> as_unsigned(const YAML::Node& n) {
+  if (!is_plain_scalar(n)) return std::nullopt;
+  const std::string& s = n.Scalar();
+  std::uint64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> as_number(const YAML::Node& n) {
+  if (!is_plain_scalar(n)) return std::nullopt;
+  return parse_plain_number(n.Scalar());
+}
+
+std::optional<bool> as_bool(const YAML::Node& n) {
+  if (!is_plain_scalar(n)) return std::nullopt;
+  const std::string& s = n.Scalar();
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<VariantSpec> as_variant(const YAML::Node& n) {
+  if (!n || !n.IsScalar()) return std::nullopt;
+  if (auto spec = parse_variant_keyword(n.Scalar())) return spec;
+  auto v = as_number(n);
+  if (!v || *v < 0.0 || *v > 1.0) return std::nullopt;
+  return VariantSpec{VariantSpec::Kind::kFixed, *v + 0.0, false, {}};  // + 0.0 folds -0 into 0
+}
+
+namespace {
+
+// `get` is a generic lambda returning a reference to the field, for both const and mutable configs.
+template <class Get, class Ok>
+Key int_key(const std::string& dotted, Get get, Ok ok, const std::string& expected) {
+  return {dotted,
+          [=](Config& c, const YAML::Node& n, const Context& ctx) {
+            auto v = as_integer(n);
+            if (!v || *v < INT32_MIN || *v > INT32_MAX || !ok(*v)) fail_got(ctx, dotted, n, expected);
+            get(c) = static_cast<int>(*v);
+          },
+          [=](const Config& c) { return nlohmann::json(get(c)); }};
+}
+
+template <class Get>
+Key u64_key(const std::string& dotted, Get get) {
+  return {dotted,
+          [=](Config& c, const YAML::Node& n, const Context& ctx) {
+            auto v = as_unsigned(n);
+            if (!v) fail_got(ctx, dotted, n, "an integer >= 0");
+            get(c) = *v;
+          },
+          [=](const Config& c) { return nlohmann::json(get(c)); }};
+}
+
+template <class Get, class Ok>
+Key double_key(const std::string& dotted, Get get, Ok ok, const std::string& expected) {
+  return {dotted,
+          [=](Config& c, const YAML::Node& n, const Context& ctx) {
+            auto v = as_number(n);
+            if (!v || !ok(*v)) fail_got(ctx, dotted, n, expected);
+            get(c) = *v + 0.0;
+          },
+          [=](const Config& c) { return nlohmann::json(get(c)); }};
+}
+
+template <class Get>
+Key bool_key(const std::string& dotted, Get get) {
+  return {dotted,
+          [=](Config& c, const YAML::Node& n, const Context& ctx) {
+            auto v = as_bool(n);
+            if (!v) fail_got(ctx, dotted, n, "true or false");
+            get(c) = *v;
+          },
+          [=](const Config& c) { return nlohmann::json(get(c)); }};
+}
+
+// A non-empty string, optionally restricted to `choices`.
+template <class Get>
+Key string_key(const std::string& dotted, Get get, std::vector<std::string> choices = {}) {
+  std::string expected = "a non-empty string";
+  if (!choices.empty()) {
+    expected = "one of";
+    for (const auto& ch : choices) expected += " " + ch;
+  }
+  return {dotted,
+          [=](Config& c, const YAML::Node& n, const Context& ctx) {
+            if (!n || !n.IsScalar() || n.Scalar().empty()) fail_got(ctx, dotted, n, expected);
+            bool allowed = choices.empty();
+            for (const auto& ch : choices) allowed = allowed || ch == n.Scalar();
+            if (!allowed) fail_got(ctx, dotted, n, expected);
+            get(c) = n.Scalar();
+          },
+          [=](const Config& c) { return nlohmann::json(get(c)); }};
+}
+
+const auto at_least = [](long long lo) { return [lo](long long v) { return v >= lo; }; };
+
+// An integer key that sets an amount of work, with an upper bound, so a typo (an extra zero or three) is
+// refused when the config is read instead of surfacing hours later (README "Config" lists the limits).
+template <class Get>
+Key count_key(const std::string& dotted, Get get, long long lo, long long hi, const std::string& note = "") {
+  auto with_commas = [](long long v) {
+    std::string digits = std::to_string(v), out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+      if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+      out += digits[i];
+    }
+    return out;
+  };
+  return int_key(
+      dotted, get, [lo, hi](long long v) { return v >= lo && v <= hi; },
+      "an integer in [" + with_commas(lo) + ", " + with_commas(hi) + "]" + note);
+}
+const auto positive = [](double v) { return v > 0.0; };
+const auto non_negative = [](double v) { return v >= 0.0; };
+
+}  // namespace
+
+#define XSA_FIELD(expr)  \
+  [](auto& c) -> auto& { \
+    return expr;         \
+  }
+
+// Steps and step intervals: 10^8 steps is years on a CPU.
+constexpr long long kMaxSteps = 100000000;
+
+const std::vector<Key>& keys() {
+  static const std::vector<Key> table = [] {
+    std::vector<Key> k;
+    k.push_back(string_key("name", XSA_FIELD(c.name)));
+    k.push_back(u64_key("seed", XSA_FIELD(c.seed)));
+
+    k.push_back(string_key("data.dir", XSA_FIELD(c.data.dir)));
+    k.push_back(count_key("data.seq_len", XSA_FIELD(c.data.seq_len), 1, 1 << 20));
+
+    k.push_back(int_key("model.n_layer", XSA_FIELD(c.model.n_layer), at_least(1), "an integer >= 1"));
+    k.push_back(int_key("model.d_model", XSA_FIELD(c.model.d_model), at_least(1), "an integer >= 1"));
+    k.push_back(int_key("model.n_head", XSA_FIELD(c.model.n_head), at_least(1), "an integer >= 1"));
+    k.push_back(int_key("model.d_head", XSA_FIELD(c.model.d_head), at_least(1), "an integer >= 1"));
+    k.push_back(int_key("model.mlp_ratio", XSA_FIELD(c.model.mlp_ratio), at_least(1), "an integer >= 1"));
+    k.push_back(string_key("model.pos", XSA_FIELD(c.model.pos), {"rope", "learned"}));
+    k.push_back(bool_key("model.embed_norm", XSA_FIELD(c.model.embed_norm)));
+    k.push_back(bool_key("model.tie_embeddings", XSA_FIELD(c.model.tie_embeddings)));
+
+    k.push_back({"attention.variants",
+                 [](Config& c, const YAML::Node& n, const Context& ctx) {
+                   const std::string key = "attention.variants";
+                   if (!n || !n.IsSequence() || n.size() == 0)
+                     fail_got(ctx, key, n, std::string("a non-empty list of ") + kVariantExpected);
+                   std::vector<VariantSpec> out;
+                   for (std::size_t i = 0; i < n.size(); ++i) {
+                     auto v = as_variant(n[i]);
+                     if (!v)
+                       fail(ctx, key,
+                            "entry " + std::to_string(i + 1) + ": got " + describe(n[i]) + ", expected " +
+                                kVariantExpected);
+                     for (const auto& prev : out)
+                       if (prev.name() == v->name())
+                         fail(ctx, key, "duplicate variant '" + v->name() + "', expected distinct variants");
+                     out.push_back(*v);
+                   }
+                   c.attention.variants = out;
+                 },
+                 [](const Config& c) {
+                   nlohmann::json out = nlohmann::json::array();
+                   for (const auto& v : c.attention.variants) out.push_back(v.to_json());
+                   return out;
+                 }});
+    // Range against model.n_layer is checked once every key is read (cross_check).
+    k.push_back(
+        {"attention.layers",
+         [](Config& c, const YAML::Node& n, const Context& ctx) {
+           const std::string key = "attention.layers";
+           const std::string expected = "a list of distinct layer indices >= 0 (empty = all layers)";
+           if (!n || !n.IsSequence()) fail_got(ctx, key, n, expected);
+           std::vector<int> out;
+           for (std::size_t i = 0; i < n.size(); ++i) {
+             auto v = as_integer(n[i]);
+             if (!v || *v < 0 || *v > INT32_MAX)
+               fail(ctx, key,
+                    "entry " + std::to_string(i + 1) + ": got " + describe(n[i]) + ", expected " + expected);
+             for (int prev : out)
+               if (prev == *v)
+                 fail(ctx, key, "layer " + std::to_string(prev) + " listed twice, expected " + expected);
+             out.push_back(static_cast<int>(*v));
+           }
+           c.attention.layers = out;
+         },
+         [](const Config& c) { return nlohmann::json(c.attention.layers); }});
+    k.push_back(double_key(
+        "attention.learned_init", XSA_FIELD(c.attention.learned_init),
+        [](double v) { return v > 0.0 && v < 1.0; }, "a number in (0, 1)"));
+    k.push_back(double_key(
+        "attention.lambda_lr_scale", XSA_FIELD(c.attention.lambda_lr_scale),
+        [](double v) { return v > 0.0 && v <= 1000.0; }, "a number in (0, 1000]"));
+    k.push_back(string_key("attention.impl", XSA_FIELD(c.attention.impl), {"fused", "explicit"}));
+
+    k.push_back(count_key("train.steps", XSA_FIELD(c.train.steps), 1, kMaxSteps));
+    k.push_back(int_key("train.batch_size", XSA_FIELD(c.train.batch_size), at_least(1), "an integer >= 1"));
+    k.push_back(double_key("train.lr", XSA_FIELD(c.train.lr), positive, "a number > 0"));
+    k.push_back(
+        double_key("train.min_lr", XSA_FIELD(c.train.min_lr), non_negative, "a number in [0, train.lr]"));
+    k.push_back(int_key("train.warmup_steps", XSA_FIELD(c.train.warmup_steps), at_least(0),
+                        "an integer in [0, train.steps]"));
+    k.push_back(
+        double_key("train.weight_decay", XSA_FIELD(c.train.weight_decay), non_negative, "a number >= 0"));
+    const auto beta = [](double v) { return v >= 0.0 && v < 1.0; };
+    k.push_back(double_key("train.beta1", XSA_FIELD(c.train.beta1), beta, "a number in [0, 1)"));
+    k.push_back(double_key("train.beta2", XSA_FIELD(c.train.beta2), beta, "a number in [0, 1)"));
+    k.push_back(double_key("train.grad_clip", XSA_FIELD(c.train.grad_clip), non_negative,
+                           "a number >= 0 (0 disables clipping)"));
+    k.push_back(count_key("train.log_interval", XSA_FIELD(c.train.log_interval), 1, kMaxSteps));
+    k.push_back(count_key("train.checkpoint_interval", XSA_FIELD(c.train.checkpoint_interval), 0, kMaxSteps,
+                          " (0 disables checkpoints)"));
+
+    k.push_back(count_key("eval.interval", XSA_FIELD(c.eval.interval), 1, kMaxSteps));
+    k.push_back(count_key("eval.batches", XSA_FIELD(c.eval.batches), 1, 10000));
+
+    k.push_back(count_key("metrics.bias_interval", XSA_FIELD(c.metrics.bias_interval), 1, kMaxSteps));
+    k.push_back(count_key("metrics.bias_batches", XSA_FIELD(c.metrics.bias_batches), 1, 1000));
+
+    k.push_back(count_key("sample.count", XSA_FIELD(c.sample.count), 0, 1000));
+    k.push_back(count_key("sample.tokens", XSA_FIELD(c.sample.tokens), 1, 100000));
+    k.push_back(double_key("sample.temperature", XSA_FIELD(c.sample.temperature), positive, "a number > 0"));
+    k.push_back(
+        int_key("sample.top_k", XSA_FIELD(c.sample.top_k), at_least(0), "an integer >= 0 (0 = no top-k)"));
+    k.push_back(u64_key("sample.seed", XSA_FIELD(c.sample.seed)));
+
+    k.push_back(count_key("runtime.threads", XSA_FIELD(c.runtime.threads), 1, 1024));
+    k.push_back(count_key("runtime.workers", XSA_FIELD(c.runtime.workers), 1, 1024));
+    k.push_back(string_key("runtime.precision", XSA_FIELD(c.runtime.precision), {"fp32", "bf16", "auto"}));
+
+    k.push_back(bool_key("log.tensorboard", XSA_FIELD(c.log.tensorboard)));
+    return k;
+  }();
+  return table;
+}
+
+#undef XSA_FIELD
+
+const Key* find_key(const std::string& dotted) {
+  for (const auto& k : keys())
+    if (k.dotted == dotted) return &k;
+  return nullptr;
+}
+
+std::string section_of(const std::string& dotted) {
+  auto dot = dotted.find('.');
+  return dot == std::string::npos ? "" : dotted.substr(0, dot);
+}
+std::string leaf_of(const std::string& dotted) {
+  auto dot = dotted.find('.');
+  return dot == std::string::npos ? dotted : dotted.substr(dot + 1);
+}
+
+std::vector<std::string> known_names(const std::string& section) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& s) {
+    for (const auto& o : out)
+      if (o == s) return;
+    out.push_back(s);
+  };
+  for (const auto& k : keys()) {
+    if (section.empty())
+      add(section_of(k.dotted).empty() ? k.dotted : section_of(k.dotted));
+    else if (section_of(k.dotted) == section)
+      add(leaf_of(k.dotted));
+  }
+  if (section == "attention") add("lambda");
+  return out;
+}
+
+bool is_section(const std::string& name) {
+  if (name.empty()) return false;
+  for (const auto& k : keys())
+    if (section_of(k.dotted) == name) return true;
+  return false;
+}
+
+}  // namespace xsa::key_table
