@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "xsa/report/stats.h"
 #include "xsa/sweep/records.h"
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
@@ -137,6 +138,31 @@ std::vector<T> optional_list(const Reader& r, const json& doc, const std::string
   return out;
 }
 
+// eval, train_loss and bias: the lists a run grows step by step (and a checkpoint keeps).
+RunCurves parse_curves(const Reader& r, const json& doc, const std::string& where) {
+  RunCurves c;
+  c.eval = optional_list<EvalPoint>(r, doc, "eval", where, [&](const json& e, const std::string& it) {
+    return EvalPoint{r.integer(r.need(e, "step", it), Reader::join(it, "step")),
+                     r.need_number(e, "val_loss", it)};
+  });
+  c.train_loss =
+      optional_list<TrainLossPoint>(r, doc, "train_loss", where, [&](const json& e, const std::string& it) {
+        return TrainLossPoint{r.integer(r.need(e, "step", it), Reader::join(it, "step")),
+                              r.need_number(e, "loss", it)};
+      });
+
+  c.bias = optional_list<BiasPoint>(r, doc, "bias", where, [&](const json& b, const std::string& it) {
+    BiasPoint point;
+    point.step = r.integer(r.need(b, "step", it), Reader::join(it, "step"));
+    const std::string lat = Reader::join(it, "layers");
+    const json& layers = r.array(r.need(b, "layers", it), lat);
+    for (std::size_t l = 0; l < layers.size(); ++l)
+      point.layers.push_back(parse_layer_bias(r, layers[l], Reader::index(lat, l)));
+    return point;
+  });
+  return c;
+}
+
 RunResult parse_run(const Reader& r, const json& doc, const std::string& where) {
   r.object(doc, where);
   RunResult run;
@@ -170,16 +196,6 @@ RunResult parse_run(const Reader& r, const json& doc, const std::string& where) 
   if (const json* checksum = r.maybe(doc, "init_checksum"))
     run.init_checksum = r.string(*checksum, Reader::join(where, "init_checksum"));
 
-  run.eval = optional_list<EvalPoint>(r, doc, "eval", where, [&](const json& e, const std::string& it) {
-    return EvalPoint{r.integer(r.need(e, "step", it), Reader::join(it, "step")),
-                     r.need_number(e, "val_loss", it)};
-  });
-  run.train_loss =
-      optional_list<TrainLossPoint>(r, doc, "train_loss", where, [&](const json& e, const std::string& it) {
-        return TrainLossPoint{r.integer(r.need(e, "step", it), Reader::join(it, "step")),
-                              r.need_number(e, "loss", it)};
-      });
-
   const std::string fat = Reader::join(where, "final");
   const json& final = r.object(r.need(doc, "final", where), fat);
   run.final.val_loss = r.need_number(final, "val_loss", fat);
@@ -188,15 +204,10 @@ RunResult parse_run(const Reader& r, const json& doc, const std::string& where) 
   run.final.eval_windows = r.opt_integer(final, "eval_windows", fat);
   run.final.train_loss = r.opt_number(final, "train_loss", fat);
 
-  run.bias = optional_list<BiasPoint>(r, doc, "bias", where, [&](const json& b, const std::string& it) {
-    BiasPoint point;
-    point.step = r.integer(r.need(b, "step", it), Reader::join(it, "step"));
-    const std::string lat = Reader::join(it, "layers");
-    const json& layers = r.array(r.need(b, "layers", it), lat);
-    for (std::size_t l = 0; l < layers.size(); ++l)
-      point.layers.push_back(parse_layer_bias(r, layers[l], Reader::index(lat, l)));
-    return point;
-  });
+  RunCurves curves = parse_curves(r, doc, where);
+  run.eval = std::move(curves.eval);
+  run.train_loss = std::move(curves.train_loss);
+  run.bias = std::move(curves.bias);
 
   if (const json* samples = r.maybe(doc, "samples")) {
     const std::string at = Reader::join(where, "samples");
@@ -267,6 +278,28 @@ void parse_metadata(const Reader& r, const json& doc, ExperimentResult& result) 
 
 }  // namespace
 
+Comparison compare_runs(const RunResult& baseline, const RunResult& variant,
+                        const std::vector<double>* baseline_windows,
+                        const std::vector<double>* variant_windows) {
+  const double b = baseline.final.val_loss, v = variant.final.val_loss;
+  Comparison c;
+  c.baseline = baseline.variant;
+  c.variant = variant.variant;
+  c.delta_val_loss = v - b;
+  c.improvement_pct = 100.0 * (b - v) / b;
+  if (baseline_windows != nullptr && variant_windows != nullptr) {
+    const auto &wb = *baseline_windows, &wv = *variant_windows;
+    if (wv.size() != wb.size()) {
+      throw RuntimeFailure("runs '" + baseline.variant + "' and '" + variant.variant +
+                           "' were evaluated on different validation windows");
+    }
+    std::vector<double> diff(wb.size());
+    for (std::size_t k = 0; k < wb.size(); ++k) diff[k] = wv[k] - wb[k];
+    c.delta_val_loss_sem = diff.size() < 2 ? 0.0 : standard_error(diff);
+  }
+  return c;
+}
+
 ExperimentResult parse_results(const json& doc, const std::string& source) {
   Reader r(source);
   if (!doc.is_object()) r.fail(std::string("expected a JSON object (results.json), got ") + doc.type_name());
@@ -308,16 +341,8 @@ ExperimentResult parse_results(const json& doc, const std::string& source) {
     }
   } else {
     // Older or hand-made files: derive the comparisons the trainer would have written (each vs the first).
-    const RunResult& base = result.runs.front();
-    for (std::size_t i = 1; i < result.runs.size(); ++i) {
-      const RunResult& run = result.runs[i];
-      Comparison cmp;
-      cmp.baseline = base.variant;
-      cmp.variant = run.variant;
-      cmp.delta_val_loss = run.final.val_loss - base.final.val_loss;
-      cmp.improvement_pct = 100.0 * (base.final.val_loss - run.final.val_loss) / base.final.val_loss;
-      result.comparisons.push_back(std::move(cmp));
-    }
+    for (std::size_t i = 1; i < result.runs.size(); ++i)
+      result.comparisons.push_back(compare_runs(result.runs.front(), result.runs[i]));
   }
   return result;
 }
@@ -385,6 +410,12 @@ RunResult parse_run_result(const json& run, const std::string& source) {
   return parse_run(Reader(source), run, "run");
 }
 
+RunCurves parse_run_curves(const json& doc, const std::string& source) {
+  const Reader r(source);
+  r.object(doc, "run");
+  return parse_curves(r, doc, "run");
+}
+
 json to_json(const ExperimentResult& result) {
   json doc;
   doc["schema"] = kResultsSchema;
@@ -433,7 +464,10 @@ namespace {
 // shards of a running sweep land in the same folder at different times.
 void note_missing_points(const fs::path& summary_path, const std::set<std::string>& found,
                          std::vector<std::string>& notes) {
-  const std::optional<SweepSummary> summary = read_sweep_summary(summary_path.string());
+  // read_file, not read_sweep_summary: a summary that exists but cannot be read (permissions) is an error
+  // naming it, as for any other input; only one that is not a sweep summary is a note.
+  const std::optional<SweepSummary> summary =
+      parse_sweep_summary(json::parse(read_file(summary_path.string()), nullptr, /*allow_exceptions=*/false));
   if (!summary) {
     notes.push_back(summary_path.string() + ": ignored (not a sweep summary with \"points\")");
     return;

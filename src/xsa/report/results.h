@@ -74,6 +74,15 @@ struct Comparison {
   double improvement_pct = 0;                // 100 * (baseline - variant) / baseline
 };
 
+// A variant against its baseline, the one definition the trainer writes and the reader derives for files
+// without comparisons: Δ = variant − baseline (negative = variant better), improvement % = 100 (baseline −
+// variant) / baseline, and, given both runs' per-window losses on the same validation windows, the SE of the
+// paired per-window difference (0 for one window, as results.json has always held); without them no SE.
+// Throws RuntimeFailure when the window lists differ in length.
+Comparison compare_runs(const RunResult& baseline, const RunResult& variant,
+                        const std::vector<double>* baseline_windows = nullptr,
+                        const std::vector<double>* variant_windows = nullptr);
+
 struct VersionInfo {
   std::string xsa;
   std::string torch;
@@ -146,6 +155,14 @@ nlohmann::json to_json(const ExperimentResult& result);
 // One entry of "runs", both ways (the trainer's checkpoints store a run's progress in this format).
 nlohmann::json to_json(const RunResult& run);
 RunResult parse_run_result(const nlohmann::json& run, const std::string& source);
+// The lists a run grows step by step, in results.json's format (its "eval", "train_loss" and "bias" keys,
+// each optional): what a checkpoint of an unfinished run keeps, read back typed.
+struct RunCurves {
+  std::vector<EvalPoint> eval;
+  std::vector<TrainLossPoint> train_loss;
+  std::vector<BiasPoint> bias;
+};
+RunCurves parse_run_curves(const nlohmann::json& doc, const std::string& source);
 
 // Everything found under the given paths. A file is read as results.json whatever its name; a folder is
 // searched recursively for files named results.json, so a sweep folder (shards included) merges naturally.

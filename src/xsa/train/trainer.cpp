@@ -218,15 +218,10 @@ class VariantRun {
       finished_ = true;
       return;
     }
-    json lists = {{"variant", record_.variant},
-                  {"final", {{"val_loss", 0.0}}},
-                  {"eval", state.at("eval")},
-                  {"bias", state.at("bias")},
-                  {"train_loss", state.at("train_loss")}};
-    report::RunResult restored = report::parse_run_result(lists, source);
-    record_.eval = std::move(restored.eval);
-    record_.bias = std::move(restored.bias);
-    record_.train_loss = std::move(restored.train_loss);
+    report::RunCurves curves = report::parse_run_curves(state, source);
+    record_.eval = std::move(curves.eval);
+    record_.bias = std::move(curves.bias);
+    record_.train_loss = std::move(curves.train_loss);
     record_.init_checksum = state.at("init_checksum").get<std::string>();
   }
 
@@ -370,29 +365,110 @@ double peak_rss_mib() {
   return usage.ru_maxrss / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
-// Each variant against the first, paired over the same validation windows.
+// Each variant against the first, paired over the same validation windows (report::compare_runs).
 std::vector<report::Comparison> compare_to_baseline(const std::vector<std::unique_ptr<VariantRun>>& runs) {
   std::vector<report::Comparison> out;
   const VariantRun& base = *runs.at(0);
-  for (size_t i = 1; i < runs.size(); ++i) {
-    const VariantRun& var = *runs[i];
-    const double b = base.result().final.val_loss, v = var.result().final.val_loss;
-    const auto &wb = base.final_window_losses(), &wv = var.final_window_losses();
-    if (wv.size() != wb.size()) {
-      throw RuntimeFailure("runs '" + base.result().variant + "' and '" + var.result().variant +
-                           "' were evaluated on different validation windows");
-    }
-    std::vector<double> diff(wb.size());
-    for (size_t k = 0; k < wb.size(); ++k) diff[k] = wv[k] - wb[k];
-    report::Comparison c;
-    c.baseline = base.result().variant;
-    c.variant = var.result().variant;
-    c.delta_val_loss = v - b;
-    c.delta_val_loss_sem = sem_or_zero(diff);  // SE of the paired per-window difference
-    c.improvement_pct = 100.0 * (b - v) / b;
-    out.push_back(c);
-  }
+  for (size_t i = 1; i < runs.size(); ++i)
+    out.push_back(report::compare_runs(base.result(), runs[i]->result(), &base.final_window_losses(),
+                                       &runs[i]->final_window_losses()));
   return out;
+}
+
+// The output folder, touched only once everything is validated: created; on a start over (--force) a finished
+// run's results, checkpoints and events removed, since they must not outlive its config and log; config.yaml
+// written; the log trimmed to the steps each run resumes from, or emptied.
+void prepare_output_folder(const ExperimentOptions& options, const std::map<std::string, int>& resume_step,
+                           const std::string& log_path) {
+  make_directories(options.out_dir);
+  if (!options.resume) {
+    std::filesystem::remove(options.out_dir + "/results.json");
+    std::filesystem::remove_all(options.out_dir + "/checkpoints");
+    std::filesystem::remove_all(options.out_dir + "/tensorboard");
+  }
+  write_file_atomic(options.out_dir + "/config.yaml", options.config_yaml);
+  if (options.resume) {
+    trim_log_for_resume(log_path, resume_step);
+  } else if (path_exists(log_path)) {
+    write_file_atomic(log_path, "");
+  }
+}
+
+// Runs the variants, runtime.workers at a time, each worker taking the next unstarted one. Each worker sets
+// the thread policy for itself (OpenMP's thread count is per calling thread). The first error of any run
+// aborts the others and is returned for the caller to rethrow; `stopped` says SIGTERM stopped the runs at a
+// step boundary (every run checkpointed).
+struct VariantsOutcome {
+  std::exception_ptr first_error;
+  bool stopped = false;
+};
+VariantsOutcome run_variants(std::vector<std::unique_ptr<VariantRun>>& runs, const Config& cfg,
+                             std::atomic<bool>& abort) {
+  std::atomic<size_t> next{0};
+  std::mutex error_mu;
+  std::exception_ptr first_error;
+  std::atomic<bool> stopped{false};
+  auto worker = [&]() {
+    apply_thread_policy(cfg.runtime.threads);
+    for (size_t i = next++; i < runs.size(); i = next++) {
+      try {
+        runs[i]->run();
+      } catch (const Aborted&) {
+        return;
+      } catch (const StoppedAtStepBoundary&) {
+        stopped = true;  // the other runs see the same stop request and checkpoint themselves
+        continue;
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mu);
+        if (!first_error) first_error = std::current_exception();
+        abort = true;
+        return;
+      }
+    }
+  };
+  int n_workers = std::min<int>(cfg.runtime.workers, static_cast<int>(runs.size()));
+  if (n_workers <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> threads;
+    for (int w = 0; w < n_workers; ++w) threads.emplace_back(worker);
+    for (auto& t : threads) t.join();
+  }
+  return {first_error, stopped.load()};
+}
+
+// results.json's document: the runs' records, their comparisons with the baseline, and what ran where.
+report::ExperimentResult assemble_result(const Config& cfg, const TokenDataset& data,
+                                         const std::vector<std::unique_ptr<VariantRun>>& runs,
+                                         const PrecisionChoice& precision, double wall_s) {
+  report::ExperimentResult result;
+  result.name = cfg.name;
+  result.config = cfg;
+  result.version = report::VersionInfo{XSA_VERSION, TORCH_VERSION};
+  auto threads = current_thread_info();
+  report::Environment env;
+  env.threads = threads.torch_threads;
+  env.blas = threads.blas;
+  env.blas_threads = threads.blas_threads;
+  env.workers = cfg.runtime.workers;
+  env.host_cores = std::thread::hardware_concurrency();
+  env.peak_rss_mib = peak_rss_mib();
+  env.wall_s = wall_s;
+  env.precision = precision_name(precision.precision);
+  env.precision_requested = precision.requested;
+  const CpuBf16Support& cpu = cpu_bf16_support();
+  env.cpu_bf16 = report::Environment::CpuBf16{cpu.avx512_bf16, cpu.amx_bf16, cpu.native()};
+  result.environment = env;
+  report::DataInfo info;
+  info.dir = data.dir;
+  info.vocab_size = data.meta.vocab_size;
+  info.train_tokens = static_cast<std::int64_t>(data.meta.train_tokens);
+  info.val_tokens = static_cast<std::int64_t>(data.meta.val_tokens);
+  info.tokenizer_sha256 = data.meta.tokenizer_sha256;
+  result.data = info;
+  for (const auto& r : runs) result.runs.push_back(r->result());
+  result.comparisons = compare_to_baseline(runs);
+  return result;
 }
 
 }  // namespace
@@ -461,89 +537,18 @@ report::ExperimentResult run_paired_experiment(const Config& cfg, const TokenDat
     }
   }
   // Everything is validated (config, data, checkpoints): only now is the output folder touched.
-  make_directories(options.out_dir);
-  if (!options.resume) {
-    // Starting over (--force): a finished run's results must not outlive its config and log.
-    std::filesystem::remove(options.out_dir + "/results.json");
-    std::filesystem::remove_all(options.out_dir + "/checkpoints");
-    std::filesystem::remove_all(options.out_dir + "/tensorboard");
-  }
-  write_file_atomic(options.out_dir + "/config.yaml", options.config_yaml);
-  if (options.resume) {
-    trim_log_for_resume(log_path, resume_step);
-  } else if (path_exists(log_path)) {
-    write_file_atomic(log_path, "");
-  }
+  prepare_output_folder(options, resume_step, log_path);
   LogWriter log(log_path);
   shared.log = &log;
 
-  // Run the variants, runtime.workers at a time. Each worker sets the thread policy for itself
-  // (OpenMP's thread count is per calling thread).
-  std::atomic<size_t> next{0};
-  std::mutex error_mu;
-  std::exception_ptr first_error;
-  std::atomic<bool> stopped{false};
-  auto worker = [&]() {
-    apply_thread_policy(cfg.runtime.threads);
-    for (size_t i = next++; i < runs.size(); i = next++) {
-      try {
-        runs[i]->run();
-      } catch (const Aborted&) {
-        return;
-      } catch (const StoppedAtStepBoundary&) {
-        stopped = true;  // the other runs see the same stop request and checkpoint themselves
-        continue;
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mu);
-        if (!first_error) first_error = std::current_exception();
-        abort = true;
-        return;
-      }
-    }
-  };
-  int n_workers = std::min<int>(cfg.runtime.workers, static_cast<int>(runs.size()));
-  if (n_workers <= 1) {
-    worker();
-  } else {
-    std::vector<std::thread> threads;
-    for (int w = 0; w < n_workers; ++w) threads.emplace_back(worker);
-    for (auto& t : threads) t.join();
-  }
+  const VariantsOutcome outcome = run_variants(runs, cfg, abort);
   board.finish();
-  if (first_error) std::rethrow_exception(first_error);
-  if (stopped) {
+  if (outcome.first_error) std::rethrow_exception(outcome.first_error);
+  if (outcome.stopped) {
     throw Interrupted("stopped by SIGTERM; every run checkpointed at its last completed step (" +
                       options.out_dir + "/checkpoints); continue with --resume");
   }
-
-  report::ExperimentResult result;
-  result.name = cfg.name;
-  result.config = cfg;
-  result.version = report::VersionInfo{XSA_VERSION, TORCH_VERSION};
-  auto threads = current_thread_info();
-  report::Environment env;
-  env.threads = threads.torch_threads;
-  env.blas = threads.blas;
-  env.blas_threads = threads.blas_threads;
-  env.workers = cfg.runtime.workers;
-  env.host_cores = std::thread::hardware_concurrency();
-  env.peak_rss_mib = peak_rss_mib();
-  env.wall_s = seconds_since(wall_start);
-  env.precision = precision_name(precision.precision);
-  env.precision_requested = precision.requested;
-  const CpuBf16Support& cpu = cpu_bf16_support();
-  env.cpu_bf16 = report::Environment::CpuBf16{cpu.avx512_bf16, cpu.amx_bf16, cpu.native()};
-  result.environment = env;
-  report::DataInfo info;
-  info.dir = data.dir;
-  info.vocab_size = data.meta.vocab_size;
-  info.train_tokens = static_cast<std::int64_t>(data.meta.train_tokens);
-  info.val_tokens = static_cast<std::int64_t>(data.meta.val_tokens);
-  info.tokenizer_sha256 = data.meta.tokenizer_sha256;
-  result.data = info;
-  for (const auto& r : runs) result.runs.push_back(r->result());
-  result.comparisons = compare_to_baseline(runs);
-  return result;
+  return assemble_result(cfg, data, runs, precision, seconds_since(wall_start));
 }
 
 }  // namespace xsa
