@@ -13,6 +13,7 @@
 #include "xsa/config/resources.h"
 #include "xsa/data/pieces.h"
 #include "xsa/data/token_data.h"
+#include "xsa/report/run_summary.h"
 #include "xsa/train/trainer.h"
 #include "xsa/util/cli_main.h"
 #include "xsa/util/error.h"
@@ -70,40 +71,15 @@ void check_output_folder(const std::string& out, const TrainOptions& opt) {
   }
 }
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), f, v);
-  return buf;
-}
-
-// The end-of-run table: variant, final val loss ± SE, Δ vs baseline, improvement %, bias per layer.
+// The end-of-run table (xsa/report/run_summary.h) and where everything went.
 void print_summary(const xsa::report::ExperimentResult& results, const std::string& out) {
-  const auto& runs = results.runs;
-  std::cout << "\n| variant | val loss ± SE | Δ vs " << runs[0].variant
-            << " (± paired SE) | improvement % | cos(y,v) per layer"
-            << " | cos(z,v) per layer | tok/s |\n|---|---|---|---|---|---|---|\n";
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const auto& r = runs[i];
-    std::string delta = "—", improvement = "—";
-    if (i > 0) {
-      const auto& c = results.comparisons[i - 1];
-      delta = fmt("%+.4f", c.delta_val_loss) + " ± " + fmt("%.4f", c.delta_val_loss_sem.value_or(0.0));
-      improvement = fmt("%+.2f%%", c.improvement_pct);
-    }
-    std::string cy, cz;
-    for (const auto& layer : r.bias.back().layers) {
-      cy += (cy.empty() ? "" : " ") + fmt("%.3f", layer.cos_y_v);
-      cz += (cz.empty() ? "" : " ") + fmt("%.3f", layer.cos_z_v);
-    }
-    std::cout << "| " << r.variant << " | " << fmt("%.4f", r.final.val_loss) << " ± "
-              << fmt("%.4f", r.final.val_loss_sem.value_or(0.0)) << " | " << delta << " | " << improvement
-              << " | " << cy << " | " << cz << " | " << fmt("%.0f", r.timing ? r.timing->tokens_per_s : 0.0)
-              << " |\n";
-  }
+  std::cout << "\n" << xsa::report::render_markdown({{xsa::report::run_summary_table(results)}});
   const auto& env = *results.environment;
-  std::cout << "\nresults: " << out << "/results.json  (wall " << fmt("%.1f", env.wall_s) << " s, "
-            << env.threads << " torch + " << env.blas_threads << " BLAS threads per run, " << env.workers
-            << " workers, peak RSS " << fmt("%.0f", env.peak_rss_mib) << " MiB)\n";
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "(wall %.1f s, %d torch + %d BLAS threads per run, %d workers, peak RSS %.0f MiB)",
+                env.wall_s, env.threads, env.blas_threads, env.workers, env.peak_rss_mib);
+  std::cout << "\nresults: " << out << "/results.json  " << line << "\n";
 }
 
 int run_train(const TrainOptions& opt) {
