@@ -6,14 +6,11 @@
 #include <sstream>
 #include <string>
 
+#include "process.h"
+
 namespace xsa::e2e {
 
-inline std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using xsa::testing::slurp;  // tests/support/process.h
 
 // The numbers of a results.json (what determinism promises: bit-identical on a rerun or a resume), without
 // the environment, the runtime settings and the timings, which may differ.

@@ -6,7 +6,7 @@ set(_plots_out ${CMAKE_BINARY_DIR}/tests/plots_out)
 add_test(NAME plots.fixtures_write_all_pngs
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${_plots_out}
     "loss_curves improvement_vs_lambda improvement_vs_seq_len bias_over_training" ""
-    ${XSA_PLOT_PYTHON} ${CMAKE_SOURCE_DIR}/scripts/plot_results.py
+    ${XSA_PLOT_PYTHON} ${CMAKE_SOURCE_DIR}/scripts/plot_results.py --inspect $<TARGET_FILE:xsa-inspect>
     ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single ${CMAKE_SOURCE_DIR}/tests/fixtures/report/sweep)
 
 # A wrong-schema file is bad input: exit code 2 and one line on stderr, like xsa-inspect.

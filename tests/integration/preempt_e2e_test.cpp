@@ -55,23 +55,10 @@ class Preempt : public ::testing::Test {
                                      "--out",       (dir_ / out).string()};
     if (resume) argv.push_back("--resume");
     const std::string err = (dir_ / (out + ".err")).string();
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      std::vector<char*> cargv;
-      for (auto& a : argv) cargv.push_back(a.data());
-      cargv.push_back(nullptr);
-      if (!std::freopen(err.c_str(), "a", stderr)) ::_exit(126);
-      ::execv(cargv[0], cargv.data());
-      ::_exit(127);
-    }
-    return pid;
+    return xsa::testing::start_command(argv[0], {argv.begin() + 1, argv.end()}, "/dev/null", err);
   }
 
-  static int wait_exit(pid_t pid) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
+  static int wait_exit(pid_t pid) { return xsa::testing::wait_command(pid); }
 
   // Highest logged step per run.
   std::map<std::string, int> progress(const std::string& out) {

@@ -9,6 +9,7 @@ add_test(NAME train.prepare_small_data
 set_tests_properties(train.prepare_small_data PROPERTIES FIXTURES_SETUP small_data)
 
 add_executable(xsa_tests_train_e2e ${CMAKE_CURRENT_LIST_DIR}/train_e2e_test.cpp)
+target_include_directories(xsa_tests_train_e2e PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../support)
 target_compile_options(xsa_tests_train_e2e PRIVATE ${XSA_WARNINGS})
 target_link_libraries(xsa_tests_train_e2e PRIVATE xsa_core GTest::gtest GTest::gtest_main)
 target_compile_definitions(xsa_tests_train_e2e PRIVATE

@@ -25,20 +25,10 @@ using json = nlohmann::json;
 struct Outcome {
   int code = -1;
   std::string out, err;
-  int err_lines() const {
-    int n = 0;
-    for (char c : err) n += c == '\n';
-    return n;
-  }
+  int err_lines() const { return xsa::testing::count_lines(err); }
 };
 
 using e2e::slurp;
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 class TrainE2E : public ::testing::Test {
  protected:
@@ -66,17 +56,13 @@ class TrainE2E : public ::testing::Test {
                         << "runtime: {threads: 1, workers: 2}\n";
   }
 
+  // xsa-train --quiet args...; env: "NAME=value" for the child only (a fault-injection switch, say).
   Outcome train(const std::vector<std::string>& args, const std::string& env = "") {
-    std::string cmd = env + " " + quote(XSA_TRAIN_BIN) + " --quiet";
-    for (const auto& a : args) cmd += " " + quote(a);
-    fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    cmd += " >" + quote(out.string()) + " 2>" + quote(err.string());
-    int status = std::system(cmd.c_str());
-    Outcome o;
-    o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    o.out = slurp(out);
-    o.err = slurp(err);
-    return o;
+    std::vector<std::string> argv = {"--quiet"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto r = xsa::testing::run_command(
+        XSA_TRAIN_BIN, argv, "", env.empty() ? std::vector<std::string>{} : std::vector<std::string>{env});
+    return {r.exit_code, r.out, r.err};
   }
 
   // Trains the test config into `out` (with extra --set overrides) and returns results.json.

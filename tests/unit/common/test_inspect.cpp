@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "process.h"
 #include "xsa/report/results.h"
 #include "xsa/report/sections.h"
 #include "xsa/report/select.h"
@@ -141,6 +142,25 @@ TEST(Results, DiscoversASweepAcrossShardsAndNotesMissingPoints) {
   EXPECT_NE(
       d.notes[0].find("summary.shard-2-of-2.json: 1 point(s) without results.json: lambda1-seed4 (failed)"),
       std::string::npos);
+}
+
+// A summary that is not one is a note (one that cannot be read is an error, through read_file like any
+// input); a listed point without a status reads as pending.
+TEST(Results, DiscoveryReadsSummariesStrictlyButNotesWhatIsNotOne) {
+  xsa::testing::TempDir tmp;
+  const fs::path dir = tmp.path();
+  auto write_summary = [&](const std::string& text) { xsa::testing::spit(dir / "summary.json", text); };
+  write_summary(
+      R"({"schema": "xsa.sweep/1", "points": [{"run_id": "a"}, {"run_id": "b", "status": "failed"}]})");
+  Discovery d = discover_results({dir.string(), kSingle});  // one results.json somewhere, or nothing to read
+  ASSERT_EQ(d.notes.size(), 1u);
+  EXPECT_NE(d.notes[0].find("2 point(s) without results.json: a (pending), b (failed)"), std::string::npos)
+      << d.notes[0];
+  write_summary(R"({"schema": "xsa.sweep/1"})");
+  d = discover_results({dir.string(), kSingle});
+  ASSERT_EQ(d.notes.size(), 1u);
+  EXPECT_NE(d.notes[0].find("summary.json: ignored (not a sweep summary with \"points\")"),
+            std::string::npos);
 }
 
 TEST(Results, DiscoveryDeduplicatesAndRejectsBadPaths) {
@@ -874,38 +894,19 @@ TEST(Report, LearnedRunsWithADifferentLambdaLrNeverShareAGroup) {
 
 // ---- the xsa-inspect command ---------------------------------------------------------------------------
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string out, err;
-};
+using xsa::testing::CommandResult;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
+// xsa-inspect with space-separated arguments (the fixtures' paths have no spaces).
 CommandResult run_inspect(const std::string& args) {
   const std::string exe = std::string(XSA_BINARY_DIR) + "/xsa-inspect";
   if (!fs::exists(exe)) ADD_FAILURE() << exe << " is not built (build the xsa-inspect target)";
-  const fs::path dir = fs::temp_directory_path() / ("xsa_inspect_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const std::string cmd = exe + " " + args + " >" + (dir / "out").string() + " 2>" + (dir / "err").string();
-  const int status = std::system(cmd.c_str());
-  CommandResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(dir / "out");
-  r.err = slurp(dir / "err");
-  fs::remove_all(dir);
-  return r;
+  std::vector<std::string> argv;
+  std::istringstream words(args);
+  for (std::string w; words >> w;) argv.push_back(w);
+  return xsa::testing::run_command(exe, argv);
 }
 
-std::size_t count_lines(const std::string& s) {
-  std::size_t n = 0;
-  for (char c : s) n += (c == '\n');
-  return n;
-}
+using xsa::testing::count_lines;
 
 TEST(InspectCli, MarkdownIsTheDefault) {
   const CommandResult r = run_inspect(kSingle + " " + kSweep);
@@ -972,7 +973,7 @@ TEST(InspectCli, JsonCarriesEverySection) {
 void expect_one_line_input_error(const std::string& args, const std::string& needle) {
   const CommandResult r = run_inspect(args);
   EXPECT_EQ(r.exit_code, 2) << args;
-  EXPECT_EQ(count_lines(r.err), 1u) << r.err;
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
 }
@@ -980,11 +981,11 @@ void expect_one_line_input_error(const std::string& args, const std::string& nee
 TEST(InspectCli, LambdaFilterKeepsOnlyThoseVariants) {
   const CommandResult r = run_inspect(kSweep + " --lambda 1 --section by_lambda --format csv");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(count_lines(r.out), 2u) << r.out;  // header + the λ=1 group
+  EXPECT_EQ(count_lines(r.out), 2) << r.out;  // header + the λ=1 group
   EXPECT_NE(r.out.find("by_lambda,sa,1,"), std::string::npos) << r.out;
   const CommandResult bad = run_inspect(kSweep + " --lambda 0.3");
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_EQ(count_lines(bad.err), 1u) << bad.err;
+  EXPECT_EQ(count_lines(bad.err), 1) << bad.err;
   EXPECT_NE(bad.err.find("--lambda '0.3'"), std::string::npos) << bad.err;
 }
 

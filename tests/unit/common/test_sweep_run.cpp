@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "process.h"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -25,12 +27,7 @@ const std::string kSweepExe = std::string(XSA_BINARY_DIR) + "/xsa-sweep";
 const std::string kFakeTrainer = std::string(XSA_FIXTURES_DIR) + "/sweep/fake_trainer.sh";
 const std::string kBase = std::string(XSA_FIXTURES_DIR) + "/sweep/base.yaml";
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using xsa::testing::slurp;
 
 class SweepRun : public ::testing::Test {
  protected:
@@ -56,24 +53,11 @@ class SweepRun : public ::testing::Test {
     if (std::find(args.begin(), args.end(), "--trainer") == args.end())
       argv.insert(argv.end(), {"--trainer", kFakeTrainer});
     argv.insert(argv.end(), args.begin(), args.end());
-    std::string out = (dir_ / "out.txt").string();
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      std::vector<char*> cargv;
-      for (auto& a : argv) cargv.push_back(a.data());
-      cargv.push_back(nullptr);
-      if (!std::freopen(out.c_str(), "w", stdout) || !std::freopen(out.c_str(), "a", stderr)) ::_exit(126);
-      ::execv(cargv[0], cargv.data());
-      ::_exit(127);
-    }
-    return pid;
+    const std::string out = (dir_ / "out.txt").string();  // stdout and stderr together
+    return xsa::testing::start_command(argv[0], {argv.begin() + 1, argv.end()}, out, out);
   }
 
-  int wait_exit(pid_t pid) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
+  int wait_exit(pid_t pid) { return xsa::testing::wait_command(pid); }
 
   int run(const std::vector<std::string>& args) { return wait_exit(start(args)); }
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "run_command.h"
+#include "process.h"
 #include "xsa/data/token_data.h"
 
 namespace xsa {

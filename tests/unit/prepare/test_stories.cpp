@@ -1,7 +1,7 @@
 // Reading TinyStories inputs: story splitting, UTF-8 validation, .txt and .json readers and their errors.
 #include <gtest/gtest.h>
 
-#include "run_command.h"
+#include "process.h"
 #include "xsa/tokenizer/stories.h"
 #include "xsa/util/error.h"
 
