@@ -9,16 +9,18 @@ included). Writes into DIR:
                              results.json) per variant, averaged over experiments with the same seq_len
   improvement_vs_lambda.png  mean improvement % vs λ with 95% Student t CI bars over seeds, per seq_len
   improvement_vs_seq_len.png mean improvement % vs seq_len with 95% CI bars, per λ
+The two improvement plots draw xsa-inspect's by_seq_len section (--format json; --inspect names the
+executable, default build/xsa-inspect): the tables' own grouping, repeated-run handling and Student t CIs, so
+a plot's bar is the table's interval. The curves come from results.json (and log.jsonl) directly.
   bias_over_training.png     cos(y,v) (solid) and cos(z,v) (dashed) vs step per layer and variant
 A plot whose data is absent is skipped with a printed note. Exit code 2 with one line on bad input.
 
 Uses Debian's python3-matplotlib (run with /usr/bin/python3; a pyenv python3 may lack matplotlib).
-No SciPy needed: the t quantile comes from the regularized incomplete beta function, as in xsa-inspect.
 """
 import argparse
 import json
-import math
 import os
+import subprocess
 import sys
 from collections import defaultdict
 
@@ -31,6 +33,7 @@ except ImportError:  # e.g. a pyenv python3 first on PATH: one line, not a trace
 matplotlib.use("Agg")  # headless: no display on compute nodes
 import matplotlib.pyplot as plt  # noqa: E402
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCHEMA = "xsa.results/1"
 # The per-layer bias metrics of results.json (src/xsa/report/bias_metrics.h: kBiasMetrics), key and label.
 BIAS_METRICS = (("cos_y_v", "cos(y,v)"), ("cos_z_v", "cos(z,v)"), ("attn_diag", "attn_diag"),
@@ -41,86 +44,7 @@ class InputError(Exception):
     pass
 
 
-# ---- statistics (mirrors src/xsa/report/stats.cpp) ---------------------------------------------------
-
-def _betacf(a, b, x):
-    tiny, eps = 1e-300, 1e-15
-    qab, qap, qam = a + b, a + 1, a - 1
-    c, d = 1.0, 1 - qab * x / qap
-    d = 1 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 501):
-        m2 = 2 * m
-        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)),
-                   -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
-            d = 1 + aa * d
-            d = 1 / (d if abs(d) > tiny else tiny)
-            c = 1 + aa / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1) < eps:
-            break
-    return h
-
-
-def betainc(a, b, x):
-    if x <= 0 or x >= 1:
-        return max(0.0, min(1.0, x))
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
-    if x < (a + 1) / (a + b + 2):
-        return front * _betacf(a, b, x) / a
-    return 1 - front * _betacf(b, a, 1 - x) / b
-
-
-def t_cdf(t, dof):
-    tail = 0.5 * betainc(dof / 2, 0.5, dof / (dof + t * t))
-    return 1 - tail if t >= 0 else tail
-
-
-def t_quantile(p, dof):
-    lo, hi = 0.0, 1.0
-    while t_cdf(hi, dof) < p:
-        lo, hi = hi, hi * 2
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if t_cdf(mid, dof) < p else (lo, mid)
-    return 0.5 * (lo + hi)
-
-
-def mean_and_ci_half(values):
-    """Mean and half-width of the 95% CI (None for n < 2: one seed says nothing about the noise)."""
-    n = len(values)
-    m = sum(values) / n
-    if n < 2:
-        return m, None
-    sd = math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1))
-    return m, t_quantile(0.975, n - 1) * sd / math.sqrt(n)
-
-
 # ---- reading -----------------------------------------------------------------------------------------
-
-def variant_lambda(run):
-    """(label, numeric λ or None), with the same precedence as xsa-inspect: variant_spec, lambda, name."""
-    spec = run.get("variant_spec")
-    name = run["variant"]
-    if isinstance(spec, dict):
-        lam = spec.get("lambda")
-        kind = spec.get("kind", name)
-    elif isinstance(run.get("lambda"), (int, float)):
-        lam, kind = run["lambda"], "fixed"
-    elif name == "sa":
-        lam, kind = 0.0, "fixed"
-    elif name == "xsa":
-        lam, kind = 1.0, "fixed"
-    elif name.startswith("lambda="):
-        try:
-            lam, kind = float(name[7:]), "fixed"
-        except ValueError:
-            lam, kind = None, name
-    else:
-        lam, kind = None, name
-    return ("%g" % lam if lam is not None else kind), lam
-
 
 def load_results(path):
     try:
@@ -243,52 +167,62 @@ def plot_loss_curves(experiments, out):
                        "Train (dashed) and validation (solid) loss, mean over seeds")
 
 
-def comparisons(experiments):
-    """(seq_len, λ label, numeric λ, improvement %) for every variant-vs-baseline pair."""
-    rows = []
-    for e in experiments:
-        runs = {r["variant"]: r for r in e["runs"]}
-        comps = e.get("comparisons")
-        if comps is None:  # derive as the trainer would: each variant vs the first run
-            base = e["runs"][0]
-            b = base["final"]["val_loss"]
-            comps = [{"baseline": base["variant"], "variant": r["variant"],
-                      "improvement_pct": 100 * (b - r["final"]["val_loss"]) / b} for r in e["runs"][1:]]
-        for c in comps:
-            run = runs[c["variant"]]
-            label, lam = variant_lambda(run)
-            scale = ((e.get("config") or {}).get("attention") or {}).get("lambda_lr_scale", 1)
-            if "label" in run:  # written by xsa-train: the tables' group label (layers, λ learning rate)
-                label = run["label"]
-            elif lam is None and isinstance(scale, (int, float)) and scale != 1:
-                label += " lr×%g" % scale  # as xsa-inspect: other λ learning rates never share a group
-            rows.append((e["_seq_len"], label, lam, c["improvement_pct"]))
-    return rows
+def inspect_rows(exe, paths, section):
+    """The rows of one xsa-inspect section (--format json): the tables' own numbers, grouping and CIs."""
+    try:
+        proc = subprocess.run([exe, *paths, "--format", "json", "--section", section], capture_output=True,
+                              text=True)
+    except OSError as e:
+        raise InputError("%s: cannot run xsa-inspect (%s); build it (scripts/build.sh) or pass --inspect" % (exe, e))
+    if proc.returncode != 0:
+        raise InputError("xsa-inspect: " + (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1])
+    return json.loads(proc.stdout)[section]
 
 
-def errorbar_series(ax, xs, groups, label, shift):
-    """Mean ± CI per x; `shift` maps x to a slightly dodged position so bars of different series at the
-    same x stay readable."""
-    means, halves = zip(*(mean_and_ci_half(groups[x]) for x in xs))
-    # n = 1 has no interval: draw the point without a bar rather than a misleading zero-width one.
-    yerr = [h if h is not None else 0.0 for h in halves]
-    ax.errorbar([shift(x) for x in xs], means, yerr=yerr, fmt="o-", capsize=4, label=label)
+def is_number(label):
+    try:
+        float(label)
+        return True
+    except ValueError:
+        return False
 
 
-def plot_improvement_vs_lambda(experiments, out):
-    rows = [r for r in comparisons(experiments) if r[2] is not None]
-    if len({r[2] for r in rows}) < 2:
+def errorbar_rows(ax, rows, x, label, shift):
+    """Mean improvement ± its 95% CI (xsa-inspect's) per row, in x order; n = 1 has no interval and gets no bar."""
+    rows = sorted(rows, key=x)
+    means = [r["mean_improvement_pct"] for r in rows]
+    low = [r["mean_improvement_pct"] - r["improvement_ci_low"] if r["improvement_ci_low"] is not None else 0.0
+           for r in rows]
+    high = [r["improvement_ci_high"] - r["mean_improvement_pct"] if r["improvement_ci_high"] is not None else 0.0
+            for r in rows]
+    ax.errorbar([shift(x(r)) for r in rows], means, yerr=[low, high], fmt="o-", capsize=4, label=label)
+
+
+def series(rows, key, x):
+    """Rows grouped into plot lines by key(row); where a line would hold two rows at one x (another batch size
+    or budget at the same length), the batch size and steps join the key."""
+    lines = defaultdict(list)
+    for r in rows:
+        lines[key(r)].append(r)
+    if any(len({x(r) for r in rs}) < len(rs) for rs in lines.values()):
+        lines = defaultdict(list)
+        for r in rows:
+            lines[key(r) + ("batch %d, %d steps" % (r["batch_size"], r["steps"]),)].append(r)
+    return lines
+
+
+def plot_improvement_vs_lambda(rows, out):
+    rows = [r for r in rows if is_number(r["lambda"])]
+    lambdas = sorted({float(r["lambda"]) for r in rows})
+    if len(lambdas) < 2:
         return "fewer than two fixed λ values among the comparisons"
-    by_len = defaultdict(lambda: defaultdict(list))
-    for seq_len, _, lam, imp in rows:
-        by_len[seq_len][lam].append(imp)
+    x = lambda r: float(r["lambda"])  # noqa: E731
+    lines = series(rows, lambda r: ("seq_len %d" % r["seq_len"],), x)
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    lambdas = sorted({r[2] for r in rows})
     step = 0.015 * (lambdas[-1] - lambdas[0])
-    for i, seq_len in enumerate(sorted(by_len)):
-        dodge = (i - (len(by_len) - 1) / 2) * step
-        errorbar_series(ax, sorted(by_len[seq_len]), by_len[seq_len], "seq_len %d" % seq_len,
-                        lambda x, d=dodge: x + d)
+    for i, key in enumerate(sorted(lines)):
+        dodge = (i - (len(lines) - 1) / 2) * step
+        errorbar_rows(ax, lines[key], x, ", ".join(key), lambda v, d=dodge: v + d)
     ax.axhline(0, color="gray", lw=0.8)
     return save_improvement_plot(fig, ax, "λ", "Improvement vs λ", os.path.join(out, "improvement_vs_lambda.png"))
 
@@ -313,22 +247,19 @@ def save_figure(fig, path, suptitle=None):
     return None
 
 
-def plot_improvement_vs_seq_len(experiments, out):
-    rows = comparisons(experiments)
-    if len({r[0] for r in rows}) < 2:
+def plot_improvement_vs_seq_len(rows, out):
+    seq_lens = sorted({r["seq_len"] for r in rows})
+    if len(seq_lens) < 2:
         return "fewer than two sequence lengths among the comparisons"
-    by_lam = defaultdict(lambda: defaultdict(list))
-    for seq_len, label, _, imp in rows:
-        by_lam[label][seq_len].append(imp)
+    x = lambda r: r["seq_len"]  # noqa: E731
+    lines = series(rows, lambda r: ("λ=" + r["lambda"] if is_number(r["lambda"]) else r["lambda"],), x)
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    labels = sorted(by_lam, key=lambda s: (not s.replace(".", "", 1).isdigit(), s))
-    for i, label in enumerate(labels):
-        name = "λ=" + label if label.replace(".", "", 1).isdigit() else label
-        factor = 2 ** ((i - (len(labels) - 1) / 2) * 0.03)  # multiplicative dodge on the log axis
-        errorbar_series(ax, sorted(by_lam[label]), by_lam[label], name, lambda x, f=factor: x * f)
+    keys = sorted(lines, key=lambda k: (not k[0].startswith("λ="), k))
+    for i, key in enumerate(keys):
+        factor = 2 ** ((i - (len(keys) - 1) / 2) * 0.03)  # multiplicative dodge on the log axis
+        errorbar_rows(ax, lines[key], x, ", ".join(key), lambda v, f=factor: v * f)
     ax.axhline(0, color="gray", lw=0.8)
     ax.set_xscale("log", base=2)
-    seq_lens = sorted({r[0] for r in rows})
     ax.set_xticks(seq_lens)
     ax.set_xticklabels([str(n) for n in seq_lens])
     ax.minorticks_off()
@@ -384,9 +315,12 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("paths", nargs="+", help="results.json files or folders (searched recursively)")
     parser.add_argument("--out", required=True, help="folder for the PNG files (created if missing)")
+    parser.add_argument("--inspect", default=os.path.join(ROOT, "build", "xsa-inspect"),
+                        help="the xsa-inspect executable whose by_seq_len section the improvement plots draw")
     args = parser.parse_args(argv)
     try:
         experiments = discover(args.paths)
+        comparison_rows = inspect_rows(args.inspect, args.paths, "by_seq_len")
     except InputError as e:
         print("plot_results.py: error: %s" % e, file=sys.stderr)
         return 2
@@ -394,7 +328,8 @@ def main(argv):
     plots = (("loss_curves.png", plot_loss_curves), ("improvement_vs_lambda.png", plot_improvement_vs_lambda),
              ("improvement_vs_seq_len.png", plot_improvement_vs_seq_len), ("bias_over_training.png", plot_bias))
     for name, fn in plots:
-        skipped = fn(experiments, args.out)
+        data = comparison_rows if fn in (plot_improvement_vs_lambda, plot_improvement_vs_seq_len) else experiments
+        skipped = fn(data, args.out)
         if skipped:
             print("skipped %s: %s" % (name, skipped))
         else:

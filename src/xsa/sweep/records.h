@@ -58,6 +58,8 @@ struct SummaryPoint {
   std::string run_id;
   std::optional<std::size_t> index;                     // in the unsharded grid order
   nlohmann::json overrides = nlohmann::json::object();  // the sweep's set plus the point's grid values
+  // A point listed without a (known) status has not reported anything: read as pending. The runner always
+  // writes one; xsa-inspect's note on a missing point then says "(pending)".
   PointStatus status = PointStatus::kPending;
   std::optional<int> exit_code;
   std::string message;
