@@ -4,10 +4,14 @@
 # copies this work tree into it and runs scripts/test.sh there, so the project's own setup installs everything.
 # The root has no ../shared beside the copy, so this is also a fresh-machine run.
 #
-# Usage: scripts/debian13.sh [--root DIR] [--fresh]
+# Usage: scripts/debian13.sh [--root DIR] [--fresh] [--with-data] [--run COMMAND]
 #   --root DIR  where the Debian 13 root lives (default $XSA_DEBIAN13_ROOT or /var/tmp/xsa-debian13);
 #               reused across runs once complete (it holds nothing of the project between runs)
 #   --fresh     delete a root built before and bootstrap a new one
+#   --with-data also copy data/tinystories (git-ignored, so not part of the work tree copied) for COMMAND
+#   --run CMD   run CMD in the copy instead of the tests, after scripts/setup.sh and scripts/build.sh, e.g.
+#               --with-data --run 'bash scripts/bench.sh --lengths-only' (the PyTorch reference then uses
+#               LibTorch 2.6's scaled_dot_product_attention)
 # The Debian mirror is the one this machine's apt sources name (XSA_DEBIAN_MIRROR overrides it). Everything
 # mounted is unmounted on exit, also on failure or Ctrl-C. Prints how long each step took.
 set -euo pipefail
@@ -16,11 +20,17 @@ repo=$(pwd)
 
 root="${XSA_DEBIAN13_ROOT:-/var/tmp/xsa-debian13}"
 fresh=0
+with_data=0
+run_cmd="bash scripts/test.sh"
 while [ $# -gt 0 ]; do
   case "$1" in
     --root) [ $# -ge 2 ] || { echo "debian13: error: --root needs a folder" >&2; exit 2; }; root="$2"; shift ;;
     --fresh) fresh=1 ;;
-    *) echo "debian13: error: unknown argument '$1' (expected --root DIR or --fresh)" >&2; exit 2 ;;
+    --with-data) with_data=1 ;;
+    --run) [ $# -ge 2 ] || { echo "debian13: error: --run needs a command" >&2; exit 2; }
+      run_cmd="bash scripts/setup.sh && bash scripts/build.sh && $2"; shift ;;
+    *) echo "debian13: error: unknown argument '$1' (expected --root DIR, --fresh, --with-data or --run CMD)" >&2
+      exit 2 ;;
   esac
   shift
 done
@@ -94,15 +104,19 @@ mkdir -p "$root/work/xsa"
 git ls-files -z --cached --others --exclude-standard |
   while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
   tar --null -T - -cf - | tar -xf - -C "$root/work/xsa"
+if [ "$with_data" = 1 ]; then
+  [ -f data/tinystories/meta.json ] || { echo "debian13: error: --with-data: data/tinystories is not prepared" >&2; exit 2; }
+  mkdir -p "$root/work/xsa/data" && cp -r data/tinystories "$root/work/xsa/data/"
+fi
 step_done "copying"
 
-step "scripts/test.sh inside Debian 13 (setup, build, every test)"
+step "$run_cmd inside Debian 13"
 set +e
 chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   LANG=C.UTF-8 CI="${CI:-}" DEBIAN_FRONTEND=noninteractive \
-  bash -c 'cd /work/xsa && . /etc/os-release && echo "debian13: inside $PRETTY_NAME" && bash scripts/test.sh'
+  XSA_RUN="$run_cmd" bash -c 'cd /work/xsa && . /etc/os-release && echo "debian13: inside $PRETTY_NAME" && eval "$XSA_RUN"'
 rc=$?
 set -e
-step_done "test.sh inside Debian 13"
+step_done "$run_cmd inside Debian 13"
 echo "debian13: exit $rc, $(( $(date +%s) - total_start )) s in all"
 exit $rc

@@ -41,6 +41,11 @@ def use_builtin_ops(on=True):
     _BUILTIN_OPS = on
 
 
+def has_sdpa():
+    """True where torch has F.scaled_dot_product_attention (2.0 and later: Debian 13's 2.6, not 12's 1.13)."""
+    return hasattr(F, "scaled_dot_product_attention")
+
+
 def layer_norm(x, weight, bias):
     if _BUILTIN_OPS:
         return F.layer_norm(x, weight.shape, weight, bias, LN_EPS)
@@ -144,8 +149,13 @@ class Attention(nn.Module):
             cos, sin = (t[:T].to(x.dtype) for t in rope)  # (T, D)
             q, k = rotate(q, cos, sin), rotate(k, cos, sin)
 
-        att = causal_softmax(torch.einsum("bhid,bhjd->bhij", q, k) / math.sqrt(D))  # (B, H, T, T)
-        y = torch.einsum("bhij,bhjd->bhid", att, v)                                 # (B, H, T, D)
+        if _BUILTIN_OPS and probe is None and has_sdpa():
+            # PyTorch >= 2.0's fused attention (flash / memory-efficient kernels on CPU): the fastest thing a
+            # PyTorch user has, so the speed reference uses it where it exists. Scale 1/sqrt(D) by default.
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, H, T, D)
+        else:
+            att = causal_softmax(torch.einsum("bhid,bhjd->bhij", q, k) / math.sqrt(D))  # (B, H, T, T)
+            y = torch.einsum("bhij,bhjd->bhid", att, v)                                 # (B, H, T, D)
 
         lam = self.head_lambdas(y)
         z = y if (self.kind == "fixed" and self.lam == 0.0) else exclusive(y, v, lam)

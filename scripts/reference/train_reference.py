@@ -75,7 +75,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from model import GPT, use_builtin_ops  # noqa: E402
+from model import GPT, has_sdpa, use_builtin_ops  # noqa: E402
 
 use_builtin_ops(True)  # fused LayerNorm/GELU/softmax/cross-entropy, as a notebook would use
 
@@ -207,6 +207,7 @@ def main():
         "blas_threads_requested": args.blas_threads,
         "steps": args.steps, "warmup": args.warmup, "batch_size": args.batch_size, "seq_len": args.seq_len,
         "model": {"n_layer": args.n_layer, "d_model": args.d_model, "n_head": args.n_head, "d_head": args.d_head},
+        "attention": "scaled_dot_product_attention" if has_sdpa() else "explicit",
         "runs": runs, "tokens_per_s": overall}))
 
 
