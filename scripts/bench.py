@@ -67,10 +67,12 @@ def train_throughput(out_root, name, variants, workers, steps, precision="fp32",
             "precision": r["environment"].get("precision", "fp32")}
 
 
-def reference_throughput(threads, blas_threads, steps):
-    """tokens/s of the PyTorch reference (sa then xsa) and the thread counts it really ran with."""
+def reference_throughput(threads, blas_threads, steps, shape=(), warmup=3, details=False):
+    """tokens/s of the PyTorch reference (sa then xsa) and the thread counts it really ran with.
+    shape: extra train_reference.py arguments (--seq-len, --batch-size, --n-layer, ...). details: return its
+    whole JSON line (which attention it used: scaled_dot_product_attention where torch has it)."""
     cmd = [PY, "scripts/reference/train_reference.py", "--threads", str(threads), "--blas-threads",
-           str(blas_threads), "--steps", str(steps), "--variants", "sa,xsa"]
+           str(blas_threads), "--steps", str(steps), "--warmup", str(warmup), "--variants", "sa,xsa"] + list(shape)
     print("+ " + " ".join(cmd), flush=True)
     # The environment is passed on unchanged (OPENBLAS_CORETYPE etc. stay as the user set them); the
     # script sets OPENBLAS_NUM_THREADS / OMP_NUM_THREADS for itself before importing torch.
@@ -80,11 +82,14 @@ def reference_throughput(threads, blas_threads, steps):
     if r["threads"] != threads or r["blas_threads"] != blas_threads:
         sys.exit(f"bench: error: reference asked for {threads} torch x {blas_threads} OpenBLAS threads, "
                  f"ran with {r['threads']} x {r['blas_threads']} (via {r['blas_threads_via']})")
-    return r["tokens_per_s"]
+    return r if details else r["tokens_per_s"]
 
 
 # The length and size table (GitHub issue 20): model shape, T x batch (4,096 tokens per step up to T = 4,096).
 S2 = ("model.n_layer=6", "model.d_model=256", "model.n_head=8", "model.d_head=32")
+# The reference's best thread configurations at T = 128 (the main table searches all four; 1x1 and 2x2 were
+# never the best here): each length row takes the better of these two, a few steps each (long rows are slow).
+LENGTH_REFERENCE_THREADS = [(1, 2), (2, 1)]
 LENGTH_ROWS = [
     ("2 layers, d 128 (default)", (), 128, 32),
     ("2 layers, d 128", (), 512, 8),
@@ -104,7 +109,12 @@ def flops_per_token(overrides):
         "flops_per_token"]
 
 
-def length_table(work, steps, peak2):
+# Rows up to this length are short and the two implementations close there: each is measured `repeats` times,
+# fused and explicit interleaved, and the medians kept (single runs swung by +-20% on a shared machine).
+REPEAT_UP_TO_T = 512
+
+
+def length_table(work, steps, peak2, repeats=3):
     """Paired SA+XSA (2 workers x 1 thread) for every row and both attention implementations, side by side:
     tok/s per run, MFU of the pair against the 2-core sgemm peak, peak RSS, XSA/SA step time."""
     rows = []
@@ -112,25 +122,45 @@ def length_table(work, steps, peak2):
         overrides = list(model) + [f"data.seq_len={T}", f"train.batch_size={batch}"]
         fpt = flops_per_token(overrides)
         row = {"model": label, "seq_len": T, "batch": batch, "flops_per_token": fpt}
+        shape = ["--seq-len", str(T), "--batch-size", str(batch)]
+        for kv in model:
+            key, value = kv.split("=")
+            shape += ["--" + key.split(".")[1].replace("_", "-"), value]
+        refs = [reference_throughput(t, b, 3, shape, warmup=1, details=True) for t, b in LENGTH_REFERENCE_THREADS]
+        best = max(refs, key=lambda r: r["tokens_per_s"])
+        row["reference"] = {"tokens_per_s": best["tokens_per_s"], "torch_threads": best["threads"],
+                            "blas_threads": best["blas_threads"], "attention": best["attention"],
+                            "torch": best["torch"]}
+        samples = {impl: [] for impl in IMPLS}
+        for r in range(repeats if T <= REPEAT_UP_TO_T else 1):
+            for impl in IMPLS:
+                if "error" in row.get(impl, {}):
+                    continue
+                try:
+                    samples[impl].append(train_throughput(work, f"len_{impl}_{T}_{len(model)}_{r}", ["sa", "xsa"], 2,
+                                                          steps, extra=overrides + [f"attention.impl={impl}"]))
+                except subprocess.CalledProcessError as e:  # e.g. exit 2: the memory estimate does not fit
+                    row[impl] = {"error": f"xsa-train exit {e.returncode}"}
         for impl in IMPLS:
-            try:
-                m = train_throughput(work, f"len_{impl}_{T}_{len(model)}", ["sa", "xsa"], 2, steps,
-                                     extra=overrides + [f"attention.impl={impl}"])
-            except subprocess.CalledProcessError as e:  # e.g. exit 2: the memory estimate does not fit
-                row[impl] = {"error": f"xsa-train exit {e.returncode}"}
+            if "error" in row.get(impl, {}):
                 continue
-            per_run = m["per_run"]
-            row[impl] = {"tokens_per_s_per_run": m["tokens_per_s"] / 2, "mfu": fpt * m["tokens_per_s"] / peak2,
-                         "peak_rss_mib": m["peak_rss_mib"], "xsa_over_sa_step": per_run["sa"] / per_run["xsa"]}
+            total = statistics.median(m["tokens_per_s"] for m in samples[impl])
+            row[impl] = {"tokens_per_s_per_run": total / 2, "mfu": fpt * total / peak2,
+                         "over_reference": total / row["reference"]["tokens_per_s"],
+                         "peak_rss_mib": max(m["peak_rss_mib"] for m in samples[impl]),
+                         "xsa_over_sa_step": statistics.median(m["per_run"]["sa"] / m["per_run"]["xsa"]
+                                                               for m in samples[impl]),
+                         "samples": [m["tokens_per_s"] for m in samples[impl]]}
         rows.append(row)
     return rows
 
 
 def print_length_table(rows):
-    print("\nLength and size, paired SA+XSA (2 workers x 1 thread), both attention implementations in one run:\n")
+    print("\nLength and size, paired SA+XSA (2 workers x 1 thread), both attention implementations in one run "
+          f"(T <= {REPEAT_UP_TO_T}: medians of repeats, fused and explicit interleaved):\n")
     print("| model | T x batch | " + " | ".join(f"{impl} tok/s per run | {impl} MFU | {impl} peak RSS | {impl} XSA/SA"
-                                            for impl in IMPLS) + " |")
-    print("|---|---|" + "---|---|---|---|" * len(IMPLS))
+                                            for impl in IMPLS) + " | paired fused / best reference |")
+    print("|---|---|" + "---|---|---|---|" * len(IMPLS) + "---|")
     for r in rows:
         cells = []
         for impl in IMPLS:
@@ -140,6 +170,10 @@ def print_length_table(rows):
             else:
                 cells += [f"{m['tokens_per_s_per_run']:,.0f}", f"{100 * m['mfu']:.0f}%",
                           f"{m['peak_rss_mib'] / 1024:.2f} GB", f"{m['xsa_over_sa_step']:.3f}"]
+        ref = r["reference"]
+        vs = f"{r['fused']['over_reference']:.2f}x" if "over_reference" in r["fused"] else "-"
+        cells.append(f"{vs} (reference {ref['tokens_per_s']:,.0f} tok/s, torch {ref['torch_threads']} x OpenBLAS "
+                     f"{ref['blas_threads']}, {ref['attention']})")
         print(f"| {r['model']} | {r['seq_len']:,} x {r['batch']} | " + " | ".join(cells) + " |")
 
     def find(model_prefix, T):
@@ -154,6 +188,9 @@ def print_length_table(rows):
     for name, a, b, key, target in ratios:
         cells = [f"{a[i][key] / b[i][key]:.2f}" if key in a[i] and key in b[i] else "-" for i in IMPLS]
         print(f"| {name} | " + " | ".join(cells) + f" | {target} |")
+    worst = [min((r[i]["over_reference"] for r in rows if "over_reference" in r[i]), default=None) for i in IMPLS]
+    print("| paired xsa-train / best reference, the lowest row | " +
+          " | ".join("-" if w is None else f"{w:.2f}x" for w in worst) + " | >= 2.0 |")
 
 
 def sweep_time(out_root, workers):
@@ -194,7 +231,7 @@ def main():
         cpu = micro["cpu"]
         peak2 = micro["gemm"]["2"]["peak_gflops"] * 1e9
         if args.lengths_only:
-            result["lengths"] = length_table(work, args.steps, peak2)
+            result["lengths"] = length_table(work, args.steps, peak2, args.repeats)
             print(f"\nsgemm peak through LibTorch, 2 cores: {peak2 / 1e9:.1f} GFLOP/s; {args.steps} steps per run")
             print_length_table(result["lengths"])
             write_result(result, args.out)
@@ -252,7 +289,7 @@ def main():
             w1 = sweep_time(work, 1)
             w2 = sweep_time(work, 2)
             result["sweep_smoke_s"] = {"workers_1": w1, "workers_2": w2, "speedup": w1 / w2}
-            result["lengths"] = length_table(work, args.steps, peak2)
+            result["lengths"] = length_table(work, args.steps, peak2, args.repeats)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
