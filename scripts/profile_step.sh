@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Where a training step's time goes: perf samples of one SA run (1 thread) at T x batch with an attention
 # implementation, taken after 4 s of startup and stopped with SIGTERM after 20 s, before the final evaluation
-# (which is forward-only and would swamp the profile), then the top symbols by self time.
+# (which is forward-only and would swamp the profile; the step-0 evaluation and bias metrics are cut to one
+# batch each), then the top symbols by self time.
 # Needs linux-perf (apt-get install linux-perf), a build and data/tinystories.
 # Usage: scripts/profile_step.sh [fused|explicit] [T] [batch]     e.g. scripts/profile_step.sh explicit 2048 2
 set -euo pipefail
@@ -14,7 +15,7 @@ trap 'rm -rf "$work"' EXIT
 perf record -q -D 4000 -o "$work/perf.data" -- build/xsa-train --config configs/default.yaml --out "$work/run" --quiet \
   --set attention.impl="$impl" --set "attention.variants=[sa]" --set runtime.workers=1 --set runtime.threads=1 \
   --set train.steps=100000 --set train.checkpoint_interval=0 --set eval.interval=100000 \
-  --set metrics.bias_interval=100000 --set sample.count=0 --set data.seq_len="$T" --set train.batch_size="$batch" \
+  --set metrics.bias_interval=100000 --set eval.batches=1 --set metrics.bias_batches=1 --set sample.count=0 --set data.seq_len="$T" --set train.batch_size="$batch" \
   >/dev/null 2>&1 &
 pid=$!
 sleep 20
