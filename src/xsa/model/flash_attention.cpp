@@ -57,7 +57,9 @@ inline float exp_block(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;  // 2^n
+  // NaN in, NaN out (through p: a NaN loss must stay visible), but never a NaN converted to int (undefined).
+  const float n_finite = n == n ? n : 0.0f;
+  const int32_t bits = (static_cast<int32_t>(n_finite) + 127) << 23;  // 2^n
   float two_n;
   std::memcpy(&two_n, &bits, sizeof two_n);
   return p * two_n;

@@ -64,6 +64,14 @@ TEST(CausalAttention, ScoreExpMatchesStdExp) {
   EXPECT_LT(worst, 2e-7);
   EXPECT_EQ(flash::score_exp(0.0f), 1.0f);
   EXPECT_LT(flash::score_exp(-1000.0f), 1e-37f);  // far below the row max: a weight no sum can see
+  // NaN stays NaN (a diverged run must show a NaN loss), with no undefined float-to-int conversion on the way
+  // (the sanitizer build checks that).
+  EXPECT_TRUE(std::isnan(flash::score_exp(std::numeric_limits<float>::quiet_NaN())));
+  auto q = randn({1, 1, 70, 16}, 21, torch::kFloat), k = randn({1, 1, 70, 16}, 22, torch::kFloat),
+       v = randn({1, 1, 70, 16}, 23, torch::kFloat);
+  q[0][0][3][0] = std::numeric_limits<float>::quiet_NaN();
+  auto y = fused_causal_attention(q, k, v, 0.25).y;
+  EXPECT_TRUE(y[0][0][3].isnan().all().item<bool>());
 }
 
 // Shapes: T from 1 to 2,050 (below, at and across the 64-query and 256-key block edges), d_head 16-128,
