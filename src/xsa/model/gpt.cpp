@@ -258,7 +258,10 @@ GptImpl::GptImpl(const ModelConfig& cfg, const AttentionConfig& attention, const
   ln_f = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.d_model})));
   if (!cfg.tie_embeddings) lm_head = register_module("lm_head", make_linear(cfg.d_model, vocab_size));
   if (cfg.pos == "rope") rope_ = make_rope_tables(max_len, cfg.d_head);
-  mask_ = torch::ones({max_len, max_len}, torch::kBool).triu(1);  // true where j > i (the future)
+  // Only the explicit attention reads a mask (the fused kernel masks by construction): at T = 8,192 it is 64
+  // MB.
+  if (parse_attention_impl(attention.impl) == AttentionImpl::kExplicit)
+    mask_ = torch::ones({max_len, max_len}, torch::kBool).triu(1);  // true where j > i (the future)
 }
 
 const torch::Tensor& GptImpl::causal_mask(int64_t t) {
@@ -269,8 +272,10 @@ const torch::Tensor& GptImpl::causal_mask(int64_t t) {
 torch::Tensor GptImpl::hidden(const torch::Tensor& idx, BiasProbe* probe) {
   const auto T = idx.size(1);
   TORCH_CHECK(T <= max_len_, "sequence of ", T, " tokens is longer than the model's ", max_len_);
-  auto mask = causal_mask(T).narrow(0, 0, T).narrow(1, 0, T);  // (T, T)
-  auto x = wte->forward(idx);                                  // (B, T, C)
+  // (T, T), or undefined for the fused attention, which takes none
+  const torch::Tensor mask =
+      mask_.defined() ? causal_mask(T).narrow(0, 0, T).narrow(1, 0, T) : torch::Tensor();
+  auto x = wte->forward(idx);  // (B, T, C)
   if (!wpe.is_empty()) x = x + wpe->weight.narrow(0, 0, T);
   if (!ln_emb.is_empty()) x = ln_emb->forward(x);
   if (probe != nullptr) probe->layers.assign(block_refs_.size(), LayerBias{});

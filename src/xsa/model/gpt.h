@@ -152,7 +152,8 @@ class GptImpl : public torch::nn::Module {
   ModelConfig cfg_;
   int vocab_size_, max_len_;
   RopeTables rope_;
-  torch::Tensor mask_;  // (max_len, max_len) bool, true where j > i; built once
+  torch::Tensor
+      mask_;  // (max_len, max_len) bool, true where j > i; built once, only for the explicit attention
   std::vector<Block> block_refs_;
 };
 TORCH_MODULE(Gpt);
