@@ -170,10 +170,8 @@ TEST(Results, DiscoveryDeduplicatesAndRejectsBadPaths) {
 
   EXPECT_EQ(input_error([] { discover_results({"/nonexistent/xsa"}); }),
             "/nonexistent/xsa: no such file or folder");
-  const fs::path empty = fs::temp_directory_path() / "xsa_inspect_empty_dir";
-  fs::create_directories(empty);
-  EXPECT_EQ(input_error([&] { discover_results({empty.string()}); }),
-            empty.string() + ": no results.json found");
+  const xsa::testing::TempDir empty;
+  EXPECT_EQ(input_error([&] { discover_results({empty.path()}); }), empty.path() + ": no results.json found");
 }
 
 // ---- report tables -------------------------------------------------------------------------------------
@@ -994,9 +992,8 @@ TEST(InspectCli, BadInputExitsTwoWithOneLine) {
   expect_one_line_input_error(kFixtures + "/bad/wrong_schema.json", "key schema: expected \"xsa.results/1\"");
   expect_one_line_input_error(kFixtures + "/bad/missing_key", "missing key runs[1].final.val_loss");
   expect_one_line_input_error(kFixtures + "/bad/not_json.json", "not valid JSON");
-  const fs::path empty = fs::temp_directory_path() / "xsa_inspect_cli_empty_dir";
-  fs::create_directories(empty);
-  expect_one_line_input_error(empty.string(), "no results.json found");
+  const xsa::testing::TempDir empty;
+  expect_one_line_input_error(empty.path(), "no results.json found");
   expect_one_line_input_error(kSingle + " --format xml", "--format");
   expect_one_line_input_error("", "paths");
   expect_one_line_input_error(kSingle + " --no-such-flag", "--no-such-flag");

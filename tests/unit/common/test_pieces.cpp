@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "process.h"
 #include "xsa/data/pieces.h"
 #include "xsa/util/error.h"
 
@@ -70,33 +71,30 @@ TEST(PiecesDecoder, IdsOutsideTheVocabularyAreInputErrors) {
   EXPECT_THROW(decoder().decode({-1}), InputError);
 }
 
-std::string write_temp(const std::string& name, const std::string& content) {
-  const auto path = (std::filesystem::temp_directory_path() / name).string();
-  std::ofstream(path, std::ios::binary) << content;
-  return path;
-}
+using testing::spit;
+using testing::TempDir;
 
 TEST(PiecesDecoder, LoadsPiecesJsonWithTypes) {
   // "<0x41>" typed "normal" must stay literal text: the types from the file win over the spelling.
-  const auto path = write_temp("xsa_test_pieces.json",
-                               R"({"vocab_size": 5, "unk_id": 0, "bos_id": 1, "eos_id": 2,
+  const TempDir dir;  // each test its own folder: ctest runs the tests of this file in parallel
+  const std::string path = dir / "xsa_test_pieces.json";
+  spit(path, R"({"vocab_size": 5, "unk_id": 0, "bos_id": 1, "eos_id": 2,
                                    "pieces": ["<unk>", "<s>", "</s>", "<0x41>", "\u2581hi"],
                                    "types": ["unknown", "control", "control", "normal", "normal"]})");
   const PiecesDecoder loaded = PiecesDecoder::load(path);
   EXPECT_EQ(loaded.vocab_size(), 5);
   EXPECT_EQ(loaded.decode({1, 4, 3}), "hi<0x41>");
-  std::filesystem::remove(path);
 }
 
 std::string load_error(const std::string& content) {
-  const auto path = write_temp("xsa_test_bad_pieces.json", content);
+  const TempDir dir;
+  const std::string path = dir / "xsa_test_bad_pieces.json";
+  spit(path, content);
   try {
     PiecesDecoder::load(path);
   } catch (const InputError& e) {
-    std::filesystem::remove(path);
     return e.what();
   }
-  std::filesystem::remove(path);
   return "(no error)";
 }
 

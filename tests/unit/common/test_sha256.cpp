@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "process.h"
 #include "xsa/util/error.h"
 #include "xsa/util/sha256.h"
 
@@ -41,11 +42,9 @@ TEST(Sha256, StreamingInPiecesEqualsOneShot) {
 }
 
 TEST(Sha256, Files) {
-  const auto path = (std::filesystem::temp_directory_path() / "xsa_test_sha256_abc.bin").string();
-  {
-    std::ofstream out(path, std::ios::binary);
-    out << "abc";
-  }
+  const testing::TempDir dir;
+  const std::string path = dir / "abc.bin";
+  testing::spit(path, "abc");
   EXPECT_EQ(sha256_file_hex(path), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   std::filesystem::remove(path);
   EXPECT_THROW(sha256_file_hex(path), InputError);
