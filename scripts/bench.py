@@ -352,7 +352,7 @@ def main():
         for st in steps:
             print(f"| {st['variant']} | {prec} | {st['forward_ms']:.1f} | {st['backward_ms']:.1f} | "
                   f"{st['optimizer_ms']:.1f} | {st['step_ms']:.1f} | {st['tokens_per_s']:.0f} | "
-                  f"{100 * fpt * st['tokens_per_s'] / peak1:.1f}% |")
+                  f"{100 * st['mfu']:.1f}% |")  # xsa-bench's MFU: one formula
     if "lengths" in result:
         print_length_table(result["lengths"])
     write_result(result, args.out)

@@ -1,0 +1,34 @@
+#pragma once
+// The measurements behind xsa-bench: matmul throughput at a model's shapes and the trainer's own step,
+// timed per phase with the variants interleaved. Results are the typed records of xsa/report/bench_tables.h
+// (which also renders them); scripts/bench.sh combines xsa-bench with xsa-train and the PyTorch reference.
+#include <ATen/core/ScalarType.h>
+
+#include <vector>
+
+#include "xsa/config/config.h"
+#include "xsa/model/precision.h"
+#include "xsa/report/bench_tables.h"
+
+namespace xsa {
+
+// GFLOP/s of (m×k)·(k×n) through LibTorch in `dtype` for the model's matrix shapes (qkv, attention out, MLP,
+// LM head and its weight gradient, a 1024 square), at 1 and 2 threads: per thread count N the best over torch
+// intra-op counts 1..N with N BLAS threads (a single matmul runs on OpenBLAS's threads; LibTorch's pool only
+// competes with them). budget_flops: FLOPs to spend per shape (more repeats for small shapes).
+report::GemmRates measure_gemm(const Config& cfg, int vocab, at::ScalarType dtype, double budget_flops);
+
+// Medians of forward+loss / backward / optimizer / total per step, one record per variant, at the current
+// thread count, over `steps` timed steps after `warmup`. The variants' steps are interleaved (A B A B ...),
+// so slow drifts of a shared machine hit all alike and their ratios are fair. Synthetic token ids (speed does
+// not depend on them).
+std::vector<report::StepTiming> measure_steps(const Config& cfg, const std::vector<VariantSpec>& variants,
+                                              int vocab, int steps, int warmup,
+                                              Precision precision = Precision::kFp32);
+
+// SA and XSA (fixed λ 0 and 1) at `cfg`, measured by measure_steps.
+report::ScalingPoint measure_sa_xsa(const Config& cfg, int vocab, int steps, int warmup);
+
+VariantSpec fixed_lambda_variant(double lambda);
+
+}  // namespace xsa
