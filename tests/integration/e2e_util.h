@@ -4,6 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include "process.h"
@@ -11,6 +12,17 @@
 namespace xsa::e2e {
 
 using xsa::testing::slurp;  // tests/support/process.h
+using xsa::testing::spit;
+
+// The tiny experiment the end-to-end tests train (tests/fixtures/train/tiny.yaml) with its data folder.
+inline void write_tiny_config(const std::filesystem::path& path, const std::string& data_dir) {
+  std::string text = slurp(XSA_FIXTURES_DIR "/train/tiny.yaml");
+  const std::string placeholder = "{dir: DATA_DIR,";
+  const auto at = text.find(placeholder);
+  if (at == std::string::npos) throw std::runtime_error("tests/fixtures/train/tiny.yaml: no DATA_DIR");
+  text.replace(at, placeholder.size(), "{dir: " + data_dir + ",");
+  spit(path, text);
+}
 
 // The numbers of a results.json (what determinism promises: bit-identical on a rerun or a resume), without
 // the environment, the runtime settings and the timings, which may differ.

@@ -35,24 +35,21 @@ class Preempt : public ::testing::Test {
            ::testing::UnitTest::GetInstance()->current_test_info()->name();
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    // No periodic checkpoints: the only checkpoint of the interrupted run is the one SIGTERM writes.
-    std::ofstream(dir_ / "config.yaml")
-        << "name: preempt\nseed: 11\n"
-        << "data: {dir: " << XSA_TEST_DATA << ", seq_len: 32}\n"
-        << "model: {n_layer: 2, d_model: 32, n_head: 2, d_head: 16}\n"
-        << "attention: {variants: [sa, xsa]}\n"
-        << "train: {steps: 400, batch_size: 8, warmup_steps: 5, log_interval: 1, "
-           "checkpoint_interval: 0}\n"
-        << "eval: {interval: 100, batches: 2}\n"
-        << "metrics: {bias_interval: 100, bias_batches: 1}\n"
-        << "sample: {count: 1, tokens: 8}\n"
-        << "runtime: {threads: 1, workers: 2}\n";
+    e2e::write_tiny_config(dir_ / "config.yaml", XSA_TEST_DATA);
   }
 
   pid_t start(const std::string& out, bool resume) {
     std::vector<std::string> argv = {XSA_TRAIN_BIN, "--quiet",
                                      "--config",    (dir_ / "config.yaml").string(),
                                      "--out",       (dir_ / out).string()};
+    // Long enough to be interrupted mid-run; no periodic checkpoints: the only checkpoint of the interrupted
+    // run is the one SIGTERM writes. The same overrides on the resume, so the identities match.
+    for (const char* set :
+         {"name=preempt", "seed=11", "train.steps=400", "train.warmup_steps=5", "train.log_interval=1",
+          "train.checkpoint_interval=0", "eval.interval=100", "metrics.bias_interval=100"}) {
+      argv.push_back("--set");
+      argv.push_back(set);
+    }
     if (resume) argv.push_back("--resume");
     const std::string err = (dir_ / (out + ".err")).string();
     return xsa::testing::start_command(argv[0], {argv.begin() + 1, argv.end()}, "/dev/null", err);

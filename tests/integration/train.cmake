@@ -14,7 +14,7 @@ target_compile_options(xsa_tests_train_e2e PRIVATE ${XSA_WARNINGS})
 target_link_libraries(xsa_tests_train_e2e PRIVATE xsa_core GTest::gtest GTest::gtest_main)
 target_compile_definitions(xsa_tests_train_e2e PRIVATE
   XSA_TRAIN_BIN="$<TARGET_FILE:xsa-train>" XSA_TEST_DATA="${XSA_TEST_DATA}"
-  XSA_SOURCE_DIR="${CMAKE_SOURCE_DIR}" XSA_BINARY_DIR="${CMAKE_BINARY_DIR}")
+  XSA_SOURCE_DIR="${CMAKE_SOURCE_DIR}" XSA_BINARY_DIR="${CMAKE_BINARY_DIR}" XSA_FIXTURES_DIR="${CMAKE_CURRENT_LIST_DIR}/../fixtures")
 add_dependencies(xsa_tests_train_e2e xsa-train xsa-prepare)
 gtest_discover_tests(xsa_tests_train_e2e WORKING_DIRECTORY ${CMAKE_BINARY_DIR} DISCOVERY_TIMEOUT 60
   PROPERTIES FIXTURES_REQUIRED small_data)

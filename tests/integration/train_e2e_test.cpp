@@ -44,16 +44,7 @@ class TrainE2E : public ::testing::Test {
   }
 
   static void write_config(const fs::path& path, const std::string& data_dir) {
-    std::ofstream(path) << "name: e2e\nseed: 7\n"
-                        << "data: {dir: " << data_dir << ", seq_len: 32}\n"
-                        << "model: {n_layer: 2, d_model: 32, n_head: 2, d_head: 16}\n"
-                        << "attention: {variants: [sa, xsa]}\n"
-                        << "train: {steps: 16, batch_size: 8, warmup_steps: 2, log_interval: 4, "
-                           "checkpoint_interval: 8}\n"
-                        << "eval: {interval: 8, batches: 2}\n"
-                        << "metrics: {bias_interval: 8, bias_batches: 1}\n"
-                        << "sample: {count: 1, tokens: 8}\n"
-                        << "runtime: {threads: 1, workers: 2}\n";
+    e2e::write_tiny_config(path, data_dir);
   }
 
   // xsa-train --quiet args...; env: "NAME=value" for the child only (a fault-injection switch, say).
