@@ -82,6 +82,26 @@ std::string join_or_dash(const std::vector<std::string>& words) {
   return s.empty() ? std::string("-") : s;
 }
 
+// SA and XSA as the sequence length grows at a constant 4096 tokens per step (batch = 4096 / T, so the change
+// is attention's T² share, not more tokens), then as the width grows.
+void measure_scaling(const xsa::Config& cfg, const BenchOptions& opt, xsa::report::BenchResults& r) {
+  const int scaling_steps = std::max(3, opt.steps / 3);
+  for (int T : {64, 128, 256, 512, 1024}) {
+    xsa::Config c = cfg;
+    c.data.seq_len = T;
+    c.train.batch_size = std::max(1, 4096 / T);
+    r.by_seq_len.push_back(xsa::measure_sa_xsa(c, opt.vocab, scaling_steps, 1));
+  }
+  print_table(xsa::report::by_seq_len_table(r));
+  for (int d : {64, 128, 256, 512}) {
+    xsa::Config c = cfg;
+    c.model.d_model = d;
+    c.model.d_head = d / c.model.n_head;
+    r.by_d_model.push_back(xsa::measure_sa_xsa(c, opt.vocab, scaling_steps, 1));
+  }
+  print_table(xsa::report::by_d_model_table(r));
+}
+
 int run_bench(const BenchOptions& opt) {
   const xsa::Config cfg = xsa::load_config(opt.config_path, opt.overrides);
   const auto& m = cfg.model;
@@ -142,25 +162,7 @@ int run_bench(const BenchOptions& opt) {
     print_table(xsa::report::steps_bf16_table(r));
   }
 
-  if (!opt.quick) {
-    const int scaling_steps = std::max(3, opt.steps / 3);
-    // Sequence length grows at a constant 4096 tokens per step (batch = 4096 / T), so the change is
-    // attention's T² share, not more tokens.
-    for (int T : {64, 128, 256, 512, 1024}) {
-      xsa::Config c = cfg;
-      c.data.seq_len = T;
-      c.train.batch_size = std::max(1, 4096 / T);
-      r.by_seq_len.push_back(xsa::measure_sa_xsa(c, opt.vocab, scaling_steps, 1));
-    }
-    print_table(xsa::report::by_seq_len_table(r));
-    for (int d : {64, 128, 256, 512}) {
-      xsa::Config c = cfg;
-      c.model.d_model = d;
-      c.model.d_head = d / c.model.n_head;
-      r.by_d_model.push_back(xsa::measure_sa_xsa(c, opt.vocab, scaling_steps, 1));
-    }
-    print_table(xsa::report::by_d_model_table(r));
-  }
+  if (!opt.quick) measure_scaling(cfg, opt, r);
   if (!opt.json_path.empty())
     xsa::write_file_atomic(opt.json_path, xsa::report::bench_results_json(r).dump(1) + "\n");
   return xsa::kExitOk;

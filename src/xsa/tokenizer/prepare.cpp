@@ -223,10 +223,8 @@ nlohmann::ordered_json file_record(const std::string& bytes_sha256, std::uint64_
   return {{"bytes", bytes}, {"sha256", bytes_sha256}};
 }
 
-}  // namespace
-
-void run_prepare(const PrepareOptions& options, std::ostream& progress) {
-  // ---- validate everything cheap before touching the disk ----
+// Every cheap check, before the disk is touched.
+void validate_prepare_options(const PrepareOptions& options) {
   if (options.train_files.empty()) throw InputError("--train: at least one train file is required");
   if (options.val_files.empty()) throw InputError("--val: at least one val file is required");
   if (options.vocab_size < kMinVocabSize || options.vocab_size > kMaxVocabSize) {
@@ -242,6 +240,80 @@ void run_prepare(const PrepareOptions& options, std::ostream& progress) {
       require_regular_file(path, "input file");  // a FIFO, folder or device: refused before any work
     }
   }
+}
+
+// The tokenizer trained on the train split only, with what meta.json records about its training.
+struct TrainedTokenizer {
+  BpeTrainingOptions settings;
+  std::size_t training_lines = 0;
+  std::string model;  // the serialized sentencepiece model (tokenizer.model)
+};
+
+TrainedTokenizer train_tokenizer(const PrepareOptions& options, const std::vector<StoryFile>& train_files,
+                                 std::ostream& progress) {
+  TrainedTokenizer out;
+  out.settings.vocab_size = options.vocab_size;
+  out.settings.num_threads = options.tokenizer_threads;
+  out.settings.max_sentences = options.max_sentences;
+  out.settings.verbose = options.verbose;
+  std::vector<std::string_view> train_stories;
+  for (const auto& file : train_files)
+    train_stories.insert(train_stories.end(), file.stories.begin(), file.stories.end());
+  const auto sentences = training_sentences(train_stories, out.settings.max_sentences);
+  out.training_lines = sentences.size();
+  progress << "[2/4] training a BPE tokenizer, vocab " << out.settings.vocab_size << ", on "
+           << sentences.size() << " lines" << std::endl;
+  out.model = train_bpe_tokenizer(sentences, out.settings);
+  return out;
+}
+
+// meta.json: counts, special ids, the tokenizer's hash and settings, every input and output file's hash.
+nlohmann::ordered_json dataset_meta(const Tokenizer& tokenizer, const TrainedTokenizer& trained,
+                                    const std::vector<StoryFile>& train_files,
+                                    const std::vector<StoryFile>& val_files, const SplitTokens& train,
+                                    const SplitTokens& val, const std::string& pieces) {
+  nlohmann::ordered_json meta;
+  meta["format"] = "xsa.tokens/1";
+  meta["token_dtype"] = "uint16le";
+  meta["vocab_size"] = tokenizer.vocab_size();
+  meta["bos_id"] = tokenizer.bos_id();
+  meta["eos_id"] = tokenizer.eos_id();
+  meta["unk_id"] = tokenizer.unk_id();
+  meta["train_tokens"] = train.tokens.size();
+  meta["val_tokens"] = val.tokens.size();
+  meta["train_stories"] = train.stories;
+  meta["val_stories"] = val.stories;
+  meta["stories"] = {{"train", train.stories}, {"val", val.stories}};
+  meta["tokenizer_sha256"] = sha256_hex(trained.model);
+  meta["tokenizer_bytes"] = trained.model.size();
+  meta["tokenizer"] = bpe_settings_json(trained.settings);
+  meta["tokenizer"]["training_lines"] = trained.training_lines;
+  nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
+  for (const auto* files : {&train_files, &val_files}) {
+    for (const auto& file : *files) {
+      inputs.push_back({{"path", file.path},
+                        {"split", file.split},
+                        {"bytes", file.bytes},
+                        {"sha256", file.sha256},
+                        {"stories", file.stories.size()}});
+    }
+  }
+  meta["inputs"] = std::move(inputs);
+  auto token_bytes = [](const SplitTokens& split) {
+    return std::string(reinterpret_cast<const char*>(split.tokens.data()), split.tokens.size() * 2);
+  };
+  meta["outputs"] = {{"train.bin", file_record(sha256_hex(token_bytes(train)), train.tokens.size() * 2)},
+                     {"val.bin", file_record(sha256_hex(token_bytes(val)), val.tokens.size() * 2)},
+                     {"pieces.json", file_record(sha256_hex(pieces), pieces.size())},
+                     {"tokenizer.model", file_record(sha256_hex(trained.model), trained.model.size())}};
+  meta["xsa_version"] = XSA_VERSION;
+  return meta;
+}
+
+}  // namespace
+
+void run_prepare(const PrepareOptions& options, std::ostream& progress) {
+  validate_prepare_options(options);
   const int encode_threads =
       options.encode_threads > 0 ? options.encode_threads : std::max(1u, std::thread::hardware_concurrency());
 
@@ -262,25 +334,14 @@ void run_prepare(const PrepareOptions& options, std::ostream& progress) {
 
   // ---- 2. train the tokenizer on the train split only ----
   stage_start = Clock::now();
-  BpeTrainingOptions bpe;
-  bpe.vocab_size = options.vocab_size;
-  bpe.num_threads = options.tokenizer_threads;
-  bpe.max_sentences = options.max_sentences;
-  bpe.verbose = options.verbose;
-  std::vector<std::string_view> train_stories;
-  for (const auto& file : train_files)
-    train_stories.insert(train_stories.end(), file.stories.begin(), file.stories.end());
-  const auto sentences = training_sentences(train_stories, bpe.max_sentences);
-  progress << "[2/4] training a BPE tokenizer, vocab " << bpe.vocab_size << ", on " << sentences.size()
-           << " lines" << std::endl;
-  const std::string model = train_bpe_tokenizer(sentences, bpe);
-  const Tokenizer tokenizer(model);
+  const TrainedTokenizer trained = train_tokenizer(options, train_files, progress);
+  const Tokenizer tokenizer(trained.model);
   if (tokenizer.vocab_size() != options.vocab_size) {
     throw InputError("--vocab-size " + std::to_string(options.vocab_size) +
                      " cannot be reached on the train files (" + std::to_string(tokenizer.vocab_size()) +
                      " pieces)");
   }
-  write_text_file(staging.file("tokenizer.model"), model);
+  write_text_file(staging.file("tokenizer.model"), trained.model);
   progress << "      done (" << format_seconds(seconds_since(stage_start)) << ")" << std::endl;
 
   // ---- 3. encode both splits, BOS before each story ----
@@ -298,48 +359,12 @@ void run_prepare(const PrepareOptions& options, std::ostream& progress) {
            << " MB/s)" << std::endl;
 
   // ---- 4. write ----
-  stage_start = Clock::now();
   progress << "[4/4] writing " << options.out_dir << std::endl;
   write_binary_file(staging.file("train.bin"), train.tokens.data(), train.tokens.size() * 2);
   write_binary_file(staging.file("val.bin"), val.tokens.data(), val.tokens.size() * 2);
   const std::string pieces = tokenizer.pieces_json().dump(1) + "\n";
   write_text_file(staging.file("pieces.json"), pieces);
-
-  nlohmann::ordered_json meta;
-  meta["format"] = "xsa.tokens/1";
-  meta["token_dtype"] = "uint16le";
-  meta["vocab_size"] = tokenizer.vocab_size();
-  meta["bos_id"] = tokenizer.bos_id();
-  meta["eos_id"] = tokenizer.eos_id();
-  meta["unk_id"] = tokenizer.unk_id();
-  meta["train_tokens"] = train.tokens.size();
-  meta["val_tokens"] = val.tokens.size();
-  meta["train_stories"] = train.stories;
-  meta["val_stories"] = val.stories;
-  meta["stories"] = {{"train", train.stories}, {"val", val.stories}};
-  meta["tokenizer_sha256"] = sha256_hex(model);
-  meta["tokenizer_bytes"] = model.size();
-  meta["tokenizer"] = bpe_settings_json(bpe);
-  meta["tokenizer"]["training_lines"] = sentences.size();
-  nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
-  for (const auto* files : {&train_files, &val_files}) {
-    for (const auto& file : *files) {
-      inputs.push_back({{"path", file.path},
-                        {"split", file.split},
-                        {"bytes", file.bytes},
-                        {"sha256", file.sha256},
-                        {"stories", file.stories.size()}});
-    }
-  }
-  meta["inputs"] = std::move(inputs);
-  auto token_bytes = [](const SplitTokens& split) {
-    return std::string(reinterpret_cast<const char*>(split.tokens.data()), split.tokens.size() * 2);
-  };
-  meta["outputs"] = {{"train.bin", file_record(sha256_hex(token_bytes(train)), train.tokens.size() * 2)},
-                     {"val.bin", file_record(sha256_hex(token_bytes(val)), val.tokens.size() * 2)},
-                     {"pieces.json", file_record(sha256_hex(pieces), pieces.size())},
-                     {"tokenizer.model", file_record(sha256_hex(model), model.size())}};
-  meta["xsa_version"] = XSA_VERSION;
+  const auto meta = dataset_meta(tokenizer, trained, train_files, val_files, train, val, pieces);
   write_text_file(staging.file("meta.json"), meta.dump(2) + "\n");
 
   staging.commit();
