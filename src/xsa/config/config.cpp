@@ -178,7 +178,7 @@ namespace {
 // than what ran before they existed.
 Config record_defaults() {
   Config c;
-  c.attention.impl = "explicit";  // the only implementation before attention.impl existed
+  c.attention.impl = attention_impl_name(AttentionImpl::kExplicit);  // the only one before the key existed
   return c;
 }
 }  // namespace
@@ -327,6 +327,32 @@ std::vector<std::string> config_keys() {
 
 bool operator==(const Config& a, const Config& b) {
   return config_to_json(a) == config_to_json(b);
+}
+
+namespace {
+const std::vector<std::pair<AttentionImpl, const char*>>& attention_impl_spellings() {
+  static const std::vector<std::pair<AttentionImpl, const char*>> spellings = {
+      {AttentionImpl::kFused, "fused"}, {AttentionImpl::kExplicit, "explicit"}};
+  return spellings;
+}
+}  // namespace
+
+AttentionImpl parse_attention_impl(const std::string& name) {
+  for (const auto& [impl, spelling] : attention_impl_spellings())
+    if (name == spelling) return impl;
+  throw InputError("attention.impl: '" + name + "' is not an implementation (expected fused or explicit)");
+}
+
+const char* attention_impl_name(AttentionImpl impl) {
+  for (const auto& [value, spelling] : attention_impl_spellings())
+    if (value == impl) return spelling;
+  return "?";
+}
+
+std::vector<std::string> attention_impl_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : attention_impl_spellings()) names.push_back(entry.second);
+  return names;
 }
 
 }  // namespace xsa

@@ -47,6 +47,13 @@ struct AttentionConfig {
   std::string impl = "fused";
 };
 
+// attention.impl as a value: the fused O(T) kernel or the explicit scores, mask and softmax. The spellings
+// are defined once (config.cpp) and are the key table's choices.
+enum class AttentionImpl { kExplicit, kFused };
+AttentionImpl parse_attention_impl(const std::string& name);  // throws InputError naming attention.impl
+const char* attention_impl_name(AttentionImpl impl);          // "explicit" | "fused"
+std::vector<std::string> attention_impl_names();
+
 struct TrainConfig {
   int steps = 300;
   int batch_size = 32;

@@ -236,7 +236,7 @@ const std::vector<Key>& keys() {
     k.push_back(double_key(
         "attention.lambda_lr_scale", XSA_FIELD(c.attention.lambda_lr_scale),
         [](double v) { return v > 0.0 && v <= 1000.0; }, "a number in (0, 1000]"));
-    k.push_back(string_key("attention.impl", XSA_FIELD(c.attention.impl), {"fused", "explicit"}));
+    k.push_back(string_key("attention.impl", XSA_FIELD(c.attention.impl), attention_impl_names()));
 
     k.push_back(count_key("train.steps", XSA_FIELD(c.train.steps), 1, kMaxSteps));
     k.push_back(int_key("train.batch_size", XSA_FIELD(c.train.batch_size), at_least(1), "an integer >= 1"));

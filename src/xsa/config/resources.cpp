@@ -35,7 +35,8 @@ MemoryEstimate estimate_memory(const Config& cfg, std::int64_t vocab_size) {
   // and rotated copies, y, z and the projection's intermediates (13·M·HD), the MLP's hidden layer and its
   // activation (2·M·R·C), and for the explicit attention the scores, softmax and their gradient (3·B·H·T·T),
   // for the fused one only the log-sum-exp (B·H·T; its block scratch is a few hundred KB per thread).
-  const double attention = cfg.attention.impl == "explicit" ? 3 * B * H * T * T : B * H * T;
+  const double attention =
+      parse_attention_impl(cfg.attention.impl) == AttentionImpl::kExplicit ? 3 * B * H * T * T : B * H * T;
   const double per_layer = M * (8 * C + 13 * HD + 2 * R * C) + attention;
   // Outside the layers: embedding, norms, the hidden states' gradient; the output layer's chunk logits,
   // softmax and gradient (3 × 512 × V) and its weight gradient.

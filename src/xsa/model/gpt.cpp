@@ -208,12 +208,6 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& ma
 }
 
 // ---------------------------------------------------------------------------------------------
-AttentionImpl parse_attention_impl(const std::string& name) {
-  if (name == "fused") return AttentionImpl::kFused;
-  TORCH_CHECK(name == "explicit", "attention.impl: unknown implementation '", name, "'");
-  return AttentionImpl::kExplicit;
-}
-
 std::vector<LayerAttention> layer_attention_plan(const ModelConfig& cfg, const AttentionConfig& attention,
                                                  const VariantSpec& variant) {
   const AttentionImpl impl = parse_attention_impl(attention.impl);

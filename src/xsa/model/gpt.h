@@ -36,11 +36,6 @@ struct BiasProbe {
   std::vector<LayerBias> layers;
 };
 
-// How softmax(q·kᵀ)·v is computed (`attention.impl`): the fused O(T) kernel (causal_attention.h) or the
-// explicit scores, mask and softmax (the reference; every result committed before the kernel used it).
-enum class AttentionImpl { kExplicit, kFused };
-AttentionImpl parse_attention_impl(const std::string& name);  // "explicit" | "fused" (the config checks it)
-
 // How attention is computed and modified in one layer.
 struct LayerAttention {
   VariantSpec::Kind kind = VariantSpec::Kind::kFixed;

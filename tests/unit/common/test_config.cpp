@@ -473,5 +473,21 @@ TEST(Config, RecordWithoutAttentionImplRanExplicit) {
   EXPECT_EQ(config_from_record(old, "results.json: config").attention.impl, "fused");
 }
 
+TEST(Config, AttentionImplSpellingsAreTheKeysChoices) {
+  EXPECT_EQ(parse_attention_impl("fused"), AttentionImpl::kFused);
+  EXPECT_EQ(parse_attention_impl("explicit"), AttentionImpl::kExplicit);
+  EXPECT_STREQ(attention_impl_name(AttentionImpl::kExplicit), "explicit");
+  EXPECT_EQ(attention_impl_names(), (std::vector<std::string>{"fused", "explicit"}));
+  EXPECT_THROW(parse_attention_impl("flash"), InputError);
+  // The key refuses what the parser refuses, naming the allowed values.
+  try {
+    parse_config("attention: {impl: flash}\n", "c.yaml");
+    ADD_FAILURE() << "attention.impl: flash was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("attention.impl"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("explicit"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace xsa
