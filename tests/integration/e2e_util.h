@@ -1,5 +1,7 @@
 #pragma once
 // Helpers shared by the end-to-end tests that run the real executables and read what they wrote.
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -13,6 +15,15 @@ namespace xsa::e2e {
 
 using xsa::testing::slurp;  // tests/support/process.h
 using xsa::testing::spit;
+
+// An empty folder build/test-work/<name of the running test> (emptied first: a rerun starts clean).
+inline std::filesystem::path fresh_test_folder() {
+  const auto dir = std::filesystem::path(XSA_BINARY_DIR) / "test-work" /
+                   ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
 
 // The tiny experiment the end-to-end tests train (tests/fixtures/train/tiny.yaml) with its data folder.
 inline void write_tiny_config(const std::filesystem::path& path, const std::string& data_dir) {

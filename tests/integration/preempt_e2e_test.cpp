@@ -31,10 +31,7 @@ class Preempt : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(fs::exists(fs::path(XSA_TEST_DATA) / "meta.json"))
         << "no prepared test data at " << XSA_TEST_DATA << " (CTest fixture train.prepare_small_data)";
-    dir_ = fs::path(XSA_BINARY_DIR) / "test-work" /
-           ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = e2e::fresh_test_folder();
     e2e::write_tiny_config(dir_ / "config.yaml", XSA_TEST_DATA);
   }
 

@@ -36,10 +36,7 @@ class TrainE2E : public ::testing::Test {
     // The small_data fixture always makes the data: without it, this is a failure, never a skip.
     ASSERT_TRUE(fs::exists(fs::path(XSA_TEST_DATA) / "meta.json"))
         << "no prepared test data at " << XSA_TEST_DATA << " (CTest fixture train.prepare_small_data)";
-    dir_ = fs::path(XSA_BINARY_DIR) / "test-work" /
-           ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = e2e::fresh_test_folder();
     write_config(dir_ / "config.yaml", std::string(XSA_TEST_DATA));
   }
 
