@@ -8,7 +8,9 @@ xsa-inspect right on small fixtures. This closes the loop on the real data: stra
 quantiles (scipy.stats.t.ppf(0.975, dof), written down below), it recomputes per group the number of seeds,
 the mean improvement % and its 95% CI, the mean Δ val loss, per seed the slope of the improvement over
 log2 steps (budget) or log2 T (length), the change of the budget slope from the first interval to the last and
-the paired change of every final bias metric between neighbouring budgets, then compares with
+the paired change of every final bias metric between neighbouring budgets, the gain at each learning rate and
+the learning-rate selection (each arm's best lr, the Δ at the two best lrs in-sample and held out), then compares
+with
 `xsa-inspect --format json`.
 
 usage: check_findings.py XSA_INSPECT RESULTS_DIR
@@ -47,6 +49,7 @@ def load_pairs(folder):
                 continue
             pairs.append({"path": root, "seed": data["config"]["seed"], "steps": train["steps"],
                           "seq_len": data["config"]["data"]["seq_len"], "batch": train["batch_size"],
+                          "lr": train["lr"],
                           "lambda": lambda_label(run["variant_spec"], lr_scale), "base": base["final"]["val_loss"],
                           "variant": run["final"]["val_loss"], "base_bias": final_bias(base),
                           "var_bias": final_bias(run)})
@@ -250,12 +253,66 @@ def check_lambda(checker, folder):
         checker.compare_group(f"{folder} by_lambda λ={lam}", rows[lam], groups[lam])
 
 
+def check_learning_rates(checker, folder):
+    """The gain at each lr (by_lambda: one row per λ and lr) and the lr selection: each arm's best lr by mean final
+    val loss over the seeds with every lr, the paired Δ at the two best lrs, and the same with each seed's lrs
+    chosen on the other seeds (held out)."""
+    pairs = load_pairs(folder)
+    groups = defaultdict(list)
+    for p in pairs:
+        groups[(p["lambda"], p["lr"])].append(p)
+    rows = {(r["lambda"], r["lr"]): r for r in checker.rows([folder], "by_lambda")}
+    if set(rows) != set(groups):
+        checker.failures.append(f"{folder} by_lambda groups: expected {sorted(groups)}, has {sorted(rows)}")
+    for key in sorted(set(rows) & set(groups)):
+        checker.compare_group(f"{folder} by_lambda λ={key[0]} lr={key[1]}", rows[key], groups[key])
+
+    selections = {r["lambda"]: r for r in checker.rows([folder], "lr_selection")}
+    for lam in sorted(set(p["lambda"] for p in pairs)):
+        at = defaultdict(dict)  # seed -> lr -> (baseline loss, variant loss)
+        for p in pairs:
+            if p["lambda"] == lam:
+                at[p["seed"]][p["lr"]] = (p["base"], p["variant"])
+        lrs = sorted(set(lr for per_lr in at.values() for lr in per_lr))
+        if len(lrs) < 2:
+            continue
+        if lam not in selections:
+            checker.failures.append(f"{folder} lr_selection: no row for λ={lam}")
+            continue
+        row, what = selections[lam], f"{folder} lr_selection λ={lam}"
+        seeds = sorted(s for s, per_lr in at.items() if sorted(per_lr) == lrs)
+
+        def best(arm, among):
+            means = [sum(at[s][lr][arm] for s in among) / len(among) for lr in lrs]
+            return lrs[means.index(min(means))]
+
+        b, v = best(0, seeds), best(1, seeds)
+        checker.close(f"{what} n", len(seeds), row["n"])
+        checker.close(f"{what} best lr baseline", b, row["best_lr_baseline"])
+        checker.close(f"{what} best lr variant", v, row["best_lr_variant"])
+        _, mean, low, high = interval([at[s][v][1] - at[s][b][0] for s in seeds])
+        checker.close(f"{what} Δ in-sample", mean, row["best_delta"])
+        checker.close(f"{what} Δ in-sample CI low", low, row.get("best_delta_ci_low"))
+        checker.close(f"{what} Δ in-sample CI high", high, row.get("best_delta_ci_high"))
+        held = []
+        for s in seeds:
+            others = [o for o in seeds if o != s]
+            if others:
+                held.append(at[s][best(1, others)][1] - at[s][best(0, others)][0])
+        if held:
+            _, mean, low, high = interval(held)
+            checker.close(f"{what} Δ held out", mean, row["held_out_delta"])
+            checker.close(f"{what} Δ held out CI low", low, row.get("held_out_ci_low"))
+            checker.close(f"{what} Δ held out CI high", high, row.get("held_out_ci_high"))
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__.strip().splitlines()[-1])
     inspect, results = sys.argv[1], sys.argv[2]
     budgets = [os.path.join(results, f) for f in ("budget_300", "budget_1200", "budget_2400")]
-    for folder in budgets + [os.path.join(results, f) for f in ("seqlen_tokens", "seqlen_fixed_batch", "lambda_lr")]:
+    others = ("seqlen_tokens", "seqlen_fixed_batch", "lambda_lr", "lr_control")
+    for folder in budgets + [os.path.join(results, f) for f in others]:
         if not os.path.isdir(folder):
             sys.exit(f"check_findings: {folder}: no such folder")
     checker = Checker(inspect)
@@ -266,6 +323,7 @@ def main():
     check_lengths(checker, os.path.join(results, "seqlen_fixed_batch"))
     check_lambda(checker, os.path.join(results, "budget_300"))
     check_lambda(checker, os.path.join(results, "lambda_lr"))
+    check_learning_rates(checker, os.path.join(results, "lr_control"))
     for failure in checker.failures:
         print("FAIL", failure)
     print(f"check_findings: {checker.checked} values recomputed from {results}, {len(checker.failures)} differ")

@@ -55,10 +55,13 @@ MemoryEstimate estimate_memory(const Config& cfg, std::int64_t vocab_size) {
   return e;
 }
 
+std::int64_t non_embedding_parameters(const ModelConfig& m) {
+  const std::int64_t C = m.d_model, HD = static_cast<std::int64_t>(m.n_head) * m.d_head, R = m.mlp_ratio;
+  return m.n_layer * (3 * C * HD + HD * C + 2 * R * C * C);
+}
+
 double model_flops_per_token(const ModelConfig& m, double vocab_size, int seq_len) {
-  const double per_layer = 3.0 * m.d_model * m.n_head * m.d_head + m.n_head * m.d_head * m.d_model +
-                           2.0 * m.d_model * m.mlp_ratio * m.d_model;
-  const double n = m.n_layer * per_layer + vocab_size * m.d_model;
+  const double n = static_cast<double>(non_embedding_parameters(m)) + vocab_size * m.d_model;
   return 6.0 * n + 12.0 * m.n_layer * m.n_head * m.d_head * seq_len;
 }
 

@@ -24,6 +24,10 @@ struct MemoryEstimate {
 // For `cfg` on data with `vocab_size` tokens. Doubles throughout: absurd configs must not overflow.
 MemoryEstimate estimate_memory(const Config& cfg, std::int64_t vocab_size);
 
+// Parameters of the matrices inside the layers (q, k, v, output, MLP), the size axis of scaling laws (Kaplan
+// et al. 2020): no embeddings, norms or per-head λ. 393,216 for the default model.
+std::int64_t non_embedding_parameters(const ModelConfig& m);
+
 // Model FLOPs per trained token, nanoGPT's estimate: 6 per parameter (forward + backward; the tied embedding
 // counted once, as the output layer's matmul) plus attention's q·kᵀ and a·v over the full T × T square,
 // 12·L·H·Q·T, whichever attention.impl runs (so skipping the masked half shows up as speed).

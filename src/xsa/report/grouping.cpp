@@ -5,12 +5,15 @@
 #include <map>
 #include <tuple>
 
+#include "xsa/config/resources.h"
+
 namespace xsa::report {
 
 bool GroupKey::operator<(const GroupKey& o) const {
-  // has_lambda first so numbers come before names; then the budget; seq_len last.
-  return std::make_tuple(baseline, !has_lambda, lambda, label, steps, seq_len, batch_size) <
-         std::make_tuple(o.baseline, !o.has_lambda, o.lambda, o.label, o.steps, o.seq_len, o.batch_size);
+  // has_lambda first so numbers come before names; then the budget; seq_len, then size and lr last.
+  return std::make_tuple(baseline, !has_lambda, lambda, label, steps, seq_len, batch_size, params, model,
+                         lr) < std::make_tuple(o.baseline, !o.has_lambda, o.lambda, o.label, o.steps,
+                                               o.seq_len, o.batch_size, o.params, o.model, o.lr);
 }
 
 std::vector<double> Group::deltas() const {
@@ -46,6 +49,9 @@ GroupKey key_for(const Pair& p, bool by_seq_len) {
   k.lambda = p.variant->spec.lambda.value_or(0);
   k.label = variant_group_label(*p.experiment, *p.variant);
   k.steps = p.experiment->config.train.steps;
+  k.model = model_label(p.experiment->config.model);
+  k.params = non_embedding_parameters(p.experiment->config.model);
+  k.lr = p.experiment->config.train.lr;
   if (by_seq_len) {
     k.seq_len = p.experiment->seq_len();
     k.batch_size = p.experiment->config.train.batch_size;
@@ -189,11 +195,35 @@ std::vector<BudgetSeries> budget_series(const std::vector<Group>& per_len) {
   return series;
 }
 
+std::vector<SizeSeries> size_series(const std::vector<Group>& per_len) {
+  std::vector<SizeSeries> series;
+  for (const auto& g : per_len) {
+    GroupKey k = g.key;
+    k.model.clear();
+    k.params = 0;
+    auto same = [&](const SizeSeries& s) { return !(s.key < k) && !(k < s.key); };
+    auto it = std::find_if(series.begin(), series.end(), same);
+    if (it == series.end()) it = series.insert(series.end(), SizeSeries{k, {}});
+    it->groups.push_back(&g);
+  }
+  for (auto& entry : series)
+    std::stable_sort(entry.groups.begin(), entry.groups.end(),
+                     [](const Group* a, const Group* b) { return a->key.params < b->key.params; });
+  return series;
+}
+
+std::string model_label(const ModelConfig& m) {
+  return std::to_string(m.n_layer) + "L d" + std::to_string(m.d_model) + " " + std::to_string(m.n_head) +
+         "×" + std::to_string(m.d_head);
+}
+
 SeriesPoints series_points(const std::vector<const Group*>& series, SeriesAxis axis) {
   SeriesPoints out;
   std::map<std::uint64_t, std::map<std::int64_t, std::vector<double>>> by_seed;  // seed -> x -> improvements
   for (const Group* g : series) {
-    const std::int64_t x = axis == SeriesAxis::kSeqLen ? *g->key.seq_len : g->key.steps;
+    const std::int64_t x = axis == SeriesAxis::kSeqLen  ? *g->key.seq_len
+                           : axis == SeriesAxis::kSteps ? g->key.steps
+                                                        : g->key.params;
     out.xs.insert(x);
     for (const auto& p : g->pairs) by_seed[pair_seed(p)][x].push_back(p.comparison->improvement_pct);
   }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "xsa/config/config.h"
 #include "xsa/report/results.h"
 #include "xsa/report/stats.h"
 
@@ -29,6 +30,9 @@ struct GroupKey {
   double lambda = 0;
   std::string label;
   std::int64_t steps = 0;                  // the training budget (train.steps): never pooled
+  std::string model;                       // "2L d128 4×32" (model_label): never pooled
+  std::int64_t params = 0;                 // the model's non-embedding parameters (its size axis)
+  double lr = 0;                           // train.lr: never pooled
   std::optional<std::int64_t> seq_len;     // absent: pooled over sequence lengths
   std::optional<std::int64_t> batch_size;  // with seq_len: tokens per step tell the two length designs apart
 
@@ -80,13 +84,25 @@ struct BudgetSeries {
 };
 std::vector<BudgetSeries> budget_series(const std::vector<Group>& per_len);
 
+// One series per group key without its model (a variant at one lr, budget, length and batch), in per_len's
+// order, its groups in increasing size (non-embedding parameters): the size question's series. Seeds pair
+// across sizes because a seed fixes the batch order at every size.
+struct SizeSeries {
+  GroupKey key;  // model "", params 0
+  std::vector<const Group*> groups;
+};
+std::vector<SizeSeries> size_series(const std::vector<Group>& per_len);
+
+// "2L d128 4×32": layers, width, heads × head width.
+std::string model_label(const ModelConfig& m);
+
 // A series' points per seed, for the trend statistics: its x values and, for each seed with every x, log2 x
 // and that seed's mean improvement % there.
 struct SeriesPoints {
   std::set<std::int64_t> xs;
   std::vector<SeedSeries> seeds;
 };
-enum class SeriesAxis { kSeqLen, kSteps };
+enum class SeriesAxis { kSeqLen, kSteps, kParams };
 SeriesPoints series_points(const std::vector<const Group*>& series, SeriesAxis axis);
 
 }  // namespace xsa::report

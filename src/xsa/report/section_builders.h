@@ -28,6 +28,7 @@ void build_paired(const SectionInputs& in, Table& t);
 void build_by_lambda(const SectionInputs& in, Table& t);
 void build_by_budget(const SectionInputs& in, Table& t);
 void build_by_seq_len(const SectionInputs& in, Table& t);
+void build_lr_selection(const SectionInputs& in, Table& t);
 void build_eval_curve(const SectionInputs& in, Table& t);
 void build_verdicts(const SectionInputs& in, Table& t);
 void build_notes(const SectionInputs& in, Table& t);
@@ -35,6 +36,7 @@ void build_notes(const SectionInputs& in, Table& t);
 void build_budget_trend(const SectionInputs& in, Table& t);
 void build_budget_trend_change(const SectionInputs& in, Table& t);
 void build_seq_len_trend(const SectionInputs& in, Table& t);
+void build_size_trend(const SectionInputs& in, Table& t);
 // sections_bias.cpp
 void build_bias_init(const SectionInputs& in, Table& t);
 void build_bias_final(const SectionInputs& in, Table& t);

@@ -35,6 +35,16 @@ const std::vector<Section>& sections() {
        "Trend with sequence length (slope of the improvement over log2 T per seed, 95% CI over seeds)",
        "per variant, budget and length design: slope of the gain per doubling of T",
        "_No variant has results at two or more sequence lengths._", false, false, build_seq_len_trend},
+      {"size_trend",
+       "Trend with model size (slope of the improvement over log2 non-embedding parameters per seed, 95% CI "
+       "over seeds)",
+       "per variant, lr, budget and length: slope of the gain per doubling of non-embedding parameters",
+       "_No variant has results at two or more model sizes._", false, false, build_size_trend},
+      {"lr_selection",
+       "Learning-rate selection (each arm at its own best lr; paired over the seeds that have every lr)",
+       "per comparison with two or more lrs: each arm's best lr and the variant − baseline Δ at them, "
+       "in-sample and with the lrs chosen on the other seeds (held out)",
+       "_No comparison has results at two or more learning rates._", false, false, build_lr_selection},
       {"eval_curve", "Paired Δ val loss along training (fixed eval windows, 95% CI over seeds)",
        "per λ, budget and evaluation step: mean Δ val loss with its CI", "", false, false, build_eval_curve},
       {"bias_init", "Bias metrics per layer at initialisation (step 0, mean ± 95% CI over seeds)",

@@ -1,5 +1,7 @@
 // Sections that compare final losses: the paired runs, the groups by λ, budget and length, the paired Δ
 // along training, the verdicts and the notes.
+#include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -67,6 +69,12 @@ Cell lambda_cell(const GroupRow& r) {
 Cell steps_cell(const GroupRow& r) {
   return r.group->key.steps;
 }
+Cell model_cell(const GroupRow& r) {
+  return r.group->key.model;
+}
+Cell lr_cell(const GroupRow& r) {
+  return r.group->key.lr;
+}
 
 }  // namespace
 
@@ -108,6 +116,8 @@ void build_by_lambda(const SectionInputs& in, Table& t) {
       {{"lambda", "λ"}, lambda_cell},
       {{"steps", "steps"}, steps_cell},
       {{"seq_lens", "seq_len(s)"}, [](const GroupRow& r) { return Cell(number_list(r.group->seq_lens)); }},
+      {{"model", "model"}, model_cell},
+      {{"lr", "lr", Column::kShortest}, lr_cell},
   });
   fill_table(t, columns, group_rows(in.grouping.pooled));
 }
@@ -121,6 +131,8 @@ void build_by_seq_len(const SectionInputs& in, Table& t) {
       {{"steps", "steps"}, steps_cell},
       {{"baseline", "baseline"}, baseline_cell},
       {{"lambda", "λ"}, lambda_cell},
+      {{"model", "model"}, model_cell},
+      {{"lr", "lr", Column::kShortest}, lr_cell},
   });
   fill_table(t, columns, group_rows(in.grouping.per_len));
 }
@@ -251,6 +263,110 @@ std::string verdict_line(const Group& g, const GroupStats& s, const std::string&
 }
 
 }  // namespace
+
+namespace {
+
+// One lr series: the per-length groups of one comparison that differ only in train.lr, in increasing lr.
+struct LrSeries {
+  GroupKey key;  // lr 0
+  std::vector<const Group*> groups;
+};
+std::vector<LrSeries> lr_series(const std::vector<Group>& per_len) {
+  std::vector<LrSeries> series;
+  for (const auto& g : per_len) {
+    GroupKey k = g.key;
+    k.lr = 0;
+    auto same = [&](const LrSeries& s) { return !(s.key < k) && !(k < s.key); };
+    auto it = std::find_if(series.begin(), series.end(), same);
+    if (it == series.end()) it = series.insert(series.end(), LrSeries{k, {}});
+    it->groups.push_back(&g);
+  }
+  for (auto& entry : series)
+    std::stable_sort(entry.groups.begin(), entry.groups.end(),
+                     [](const Group* a, const Group* b) { return a->key.lr < b->key.lr; });
+  return series;
+}
+
+}  // namespace
+
+// Which learning rate does each arm want, and is the variant better when each arm has its own best? Per lr
+// series with two or more lrs, from the seeds that have every lr: each arm's mean final val loss per lr, its
+// best lr, and the paired variant − baseline difference at the two best lrs, in-sample and held out (the lrs
+// chosen without the seed they are evaluated on; xsa/report/stats.h select_learning_rates).
+void build_lr_selection(const SectionInputs& in, Table& t) {
+  struct Row {
+    GroupKey key;
+    std::vector<double> lrs;
+    LrSelection selection;
+  };
+  std::vector<Row> rows;
+  for (const LrSeries& series : lr_series(in.grouping.per_len)) {
+    if (series.groups.size() < 2) continue;
+    // seed -> per lr (baseline, variant) final val losses
+    std::map<std::uint64_t, std::map<std::size_t, std::pair<double, double>>> by_seed;
+    for (std::size_t i = 0; i < series.groups.size(); ++i)
+      for (const auto& p : series.groups[i]->pairs)
+        by_seed[pair_seed(p)][i] = {p.baseline->final.val_loss, p.variant->final.val_loss};
+    std::vector<std::vector<double>> baseline, variant;
+    for (const auto& [seed, at] : by_seed) {
+      if (at.size() != series.groups.size()) continue;  // a seed without every lr would bias the means
+      baseline.emplace_back();
+      variant.emplace_back();
+      for (const auto& [i, losses] : at) {
+        baseline.back().push_back(losses.first);
+        variant.back().push_back(losses.second);
+      }
+    }
+    Row row{series.key, {}, select_learning_rates(baseline, variant)};
+    for (const Group* g : series.groups) row.lrs.push_back(g->key.lr);
+    rows.push_back(std::move(row));
+  }
+  auto lr_list = [](const Row& r) {
+    std::string s;
+    for (double lr : r.lrs) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%g", lr);
+      s += (s.empty() ? "" : " ") + std::string(buf);
+    }
+    return Cell(s);
+  };
+  // Every selection cell is empty when no seed has every lr (nothing was selected).
+  auto selected = [](auto get) {
+    return [get](const Row& r) { return r.selection.in_sample.n > 0 ? Cell(get(r)) : Cell(); };
+  };
+  const Columns<Row> columns = {
+      {{"baseline", "baseline"}, [](const Row& r) { return Cell(r.key.baseline); }},
+      {{"lambda", "λ"}, [](const Row& r) { return Cell(r.key.label); }},
+      {{"model", "model"}, [](const Row& r) { return Cell(r.key.model); }},
+      {{"steps", "steps"}, [](const Row& r) { return Cell(r.key.steps); }},
+      {{"seq_len", "seq_len"}, [](const Row& r) { return Cell(*r.key.seq_len); }},
+      {{"lrs", "lrs"}, lr_list},
+      {{"n", "n"}, [](const Row& r) { return count_cell(r.selection.in_sample.n); }},
+      {{"best_lr_baseline", "best lr, baseline", Column::kShortest},
+       selected([](const Row& r) { return r.lrs[r.selection.best_baseline]; })},
+      {{"best_lr_variant", "best lr, variant", Column::kShortest},
+       selected([](const Row& r) { return r.lrs[r.selection.best_variant]; })},
+      {{"baseline_loss", "baseline val loss at its best", 4},
+       selected([](const Row& r) { return r.selection.baseline_means[r.selection.best_baseline]; })},
+      {{"variant_loss", "variant val loss at its best", 4},
+       selected([](const Row& r) { return r.selection.variant_means[r.selection.best_variant]; })},
+      {{"best_delta", "Δ best vs best (in-sample)", 4, true},
+       selected([](const Row& r) { return r.selection.in_sample.mean; })},
+      {{"best_delta_ci_low", "95% CI low", 4, true},
+       [](const Row& r) { return opt_cell(r.selection.in_sample.low); }},
+      {{"best_delta_ci_high", "95% CI high", 4, true},
+       [](const Row& r) { return opt_cell(r.selection.in_sample.high); }},
+      {{"held_out_delta", "Δ best vs best (held out)", 4, true},
+       [](const Row& r) { return r.selection.held_out.n > 0 ? Cell(r.selection.held_out.mean) : Cell(); }},
+      {{"held_out_ci_low", "95% CI low", 4, true},
+       [](const Row& r) { return opt_cell(r.selection.held_out.low); }},
+      {{"held_out_ci_high", "95% CI high", 4, true},
+       [](const Row& r) { return opt_cell(r.selection.held_out.high); }},
+      {{"verdict", "verdict (held out)"},
+       [](const Row& r) { return Cell(verdict_name(verdict_for_loss_delta(r.selection.held_out))); }},
+  };
+  fill_table(t, columns, rows);
+}
 
 void build_verdicts(const SectionInputs& in, Table& t) {
   struct Row : GroupRow {

@@ -108,10 +108,48 @@ void build_seq_len_trend(const SectionInputs& in, Table& t) {
       {{"steps", "steps"}, [](const Row& r) { return Cell(r.first->key.steps); }},
       {{"design", "design"}, [](const Row& r) { return Cell(r.design); }},
       {{"seq_lens", "seq_len(s)"}, [](const Row& r) { return Cell(r.lengths); }},
+      {{"model", "model"}, [](const Row& r) { return Cell(r.first->key.model); }},
+      {{"lr", "lr", Column::kShortest}, [](const Row& r) { return Cell(r.first->key.lr); }},
   };
   append(columns, columns_of<Row>(
                       trend_columns("seeds whose gain falls with T", "improvement % per doubling of T", "T"),
                       [](const Row& r) -> const Trend& { return r.trend; }));
+  fill_table(t, columns, rows);
+}
+
+// Does the gain grow with model size, as the paper reports? The per-seed trend over log2 of the non-embedding
+// parameters, per variant at one lr, budget, length and batch. A seed pairs across sizes because it fixes the
+// order of the batches at every size (the initial weights differ, as the shapes do).
+void build_size_trend(const SectionInputs& in, Table& t) {
+  struct Row {
+    GroupKey key;
+    std::string models;  // "2L d128 4×32, 4L d192 6×32"
+    std::string params;  // "393216 1769472"
+    Trend trend;
+  };
+  std::vector<Row> rows;
+  for (const SizeSeries& series : size_series(in.grouping.per_len)) {
+    const SeriesPoints points = series_points(series.groups, SeriesAxis::kParams);
+    if (points.xs.size() < 2) continue;  // one size: no trend to speak of
+    std::string models;
+    for (const Group* g : series.groups)
+      if (models.find(g->key.model) == std::string::npos)
+        models += (models.empty() ? "" : ", ") + g->key.model;
+    rows.push_back({series.key, models, number_list(points.xs), per_seed_trend(points.seeds)});
+  }
+  Columns<Row> columns = {
+      {{"baseline", "baseline"}, [](const Row& r) { return Cell(r.key.baseline); }},
+      {{"lambda", "λ"}, [](const Row& r) { return Cell(r.key.label); }},
+      {{"steps", "steps"}, [](const Row& r) { return Cell(r.key.steps); }},
+      {{"seq_len", "seq_len"}, [](const Row& r) { return Cell(*r.key.seq_len); }},
+      {{"batch", "batch"}, [](const Row& r) { return Cell(*r.key.batch_size); }},
+      {{"lr", "lr", Column::kShortest}, [](const Row& r) { return Cell(r.key.lr); }},
+      {{"models", "models"}, [](const Row& r) { return Cell(r.models); }},
+      {{"params", "non-embedding parameters"}, [](const Row& r) { return Cell(r.params); }},
+  };
+  append(columns, columns_of<Row>(trend_columns("seeds whose gain falls with size",
+                                                "improvement % per doubling of parameters", "size"),
+                                  [](const Row& r) -> const Trend& { return r.trend; }));
   fill_table(t, columns, rows);
 }
 

@@ -203,4 +203,45 @@ SlopeChange per_seed_slope_change(const std::vector<SeedSeries>& seeds) {
   return out;
 }
 
+namespace {
+
+// Index of the lowest mean over the seeds in `seeds` (a subset of the rows of losses[s][i]); ties: lower i.
+std::size_t best_mean_index(const std::vector<std::vector<double>>& losses,
+                            const std::vector<std::size_t>& seeds, std::vector<double>* means_out = nullptr) {
+  const std::size_t n_lr = losses.empty() ? 0 : losses[0].size();
+  std::vector<double> means(n_lr, 0.0);
+  for (std::size_t i = 0; i < n_lr; ++i) {
+    for (std::size_t s : seeds) means[i] += losses[s][i];
+    means[i] /= static_cast<double>(std::max<std::size_t>(1, seeds.size()));
+  }
+  if (means_out) *means_out = means;
+  return static_cast<std::size_t>(std::min_element(means.begin(), means.end()) - means.begin());
+}
+
+}  // namespace
+
+LrSelection select_learning_rates(const std::vector<std::vector<double>>& baseline,
+                                  const std::vector<std::vector<double>>& variant) {
+  LrSelection out;
+  const std::size_t n_seeds = baseline.size();
+  if (n_seeds == 0 || variant.size() != n_seeds) return out;
+  std::vector<std::size_t> all(n_seeds);
+  for (std::size_t s = 0; s < n_seeds; ++s) all[s] = s;
+  out.best_baseline = best_mean_index(baseline, all, &out.baseline_means);
+  out.best_variant = best_mean_index(variant, all, &out.variant_means);
+  std::vector<double> in_sample, held_out;
+  for (std::size_t s = 0; s < n_seeds; ++s) {
+    in_sample.push_back(variant[s][out.best_variant] - baseline[s][out.best_baseline]);
+    if (n_seeds < 2) continue;
+    std::vector<std::size_t> others;
+    for (std::size_t o = 0; o < n_seeds; ++o)
+      if (o != s) others.push_back(o);
+    held_out.push_back(variant[s][best_mean_index(variant, others)] -
+                       baseline[s][best_mean_index(baseline, others)]);
+  }
+  out.in_sample = paired_interval(in_sample);
+  out.held_out = paired_interval(held_out);
+  return out;
+}
+
 }  // namespace xsa::report

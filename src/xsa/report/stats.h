@@ -75,4 +75,17 @@ struct SlopeChange {
 };
 SlopeChange per_seed_slope_change(const std::vector<SeedSeries>& seeds);
 
+// Choosing each arm's learning rate. losses[s][i]: one seed's final validation loss at candidate lr i (every
+// seed has every lr). The best lr of an arm has the lowest mean over seeds. The in-sample difference, per
+// seed variant(its best) − baseline(its best), reuses the seeds that chose the lrs and so is optimistic for
+// whichever arm the noise favoured; the held-out one chooses both lrs for seed s on the other seeds alone
+// (leave one seed out) and evaluates them on s, so the choice never sees the loss it is judged by.
+struct LrSelection {
+  std::size_t best_baseline = 0, best_variant = 0;    // indices into the candidate lrs
+  std::vector<double> baseline_means, variant_means;  // per lr, over seeds
+  PairedInterval in_sample, held_out;                 // of the per-seed variant − baseline differences
+};
+LrSelection select_learning_rates(const std::vector<std::vector<double>>& baseline,
+                                  const std::vector<std::vector<double>>& variant);
+
 }  // namespace xsa::report

@@ -50,6 +50,11 @@ std::string markdown_cell(const Cell& cell, const Column& col) {
   if (auto i = std::get_if<std::int64_t>(&cell)) return std::to_string(*i);
   const double v = std::get<double>(cell);
   if (!std::isfinite(v)) return "nan";
+  if (col.decimals == Column::kShortest) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, col.show_sign ? "%+g" : "%g", v);
+    return buf;
+  }
   return fixed(v, col.decimals, col.show_sign);
 }
 

@@ -28,7 +28,8 @@ struct Column {
 
   std::string key;     // CSV header and JSON field name
   std::string header;  // markdown header
-  int decimals = 4;    // markdown precision for doubles (CSV and JSON keep full precision)
+  int decimals = 4;    // markdown precision for doubles (CSV and JSON keep full precision); kShortest: %g
+  static constexpr int kShortest = -1;
   bool show_sign = false;
   // Markdown only: append " ± <cell of this column>" (a CI half-width or spread column, which markdown then
   // does not show as a column of its own; CSV and JSON keep both as numbers).

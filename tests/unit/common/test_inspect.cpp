@@ -817,8 +817,8 @@ TEST(Report, SectionsComeFromTheRegistryInItsOrder) {
   }
   EXPECT_EQ(section_keys(","),
             "paired,by_lambda,by_budget,budget_trend,budget_trend_change,by_seq_len,"
-            "seq_len_trend,eval_curve,bias_init,bias,bias_budget_change,learned_lambda,"
-            "verdicts,notes");
+            "seq_len_trend,size_trend,lr_selection,eval_curve,bias_init,bias,bias_budget_change,"
+            "learned_lambda,verdicts,notes");
 }
 
 TEST(Report, SelectLambdasKeepsThoseVariantsWithTheirBaselines) {
@@ -914,12 +914,12 @@ TEST(InspectCli, MarkdownIsTheDefault) {
             std::string::npos);
   EXPECT_NE(
       r.out.find(
-          "| 64 | 32 | 2048 | 100 | sa | 0.5 | 3 | 2 | +0.63 | -1.92 | +3.19 | -0.0133 | -0.0650 | +0.0384 | "
+          "| 64 | 32 | 2048 | 100 | sa | 0.5 | 2L d32 4×8 | 0.001 | 3 | 2 | +0.63 | -1.92 | +3.19 | -0.0133 | -0.0650 | +0.0384 | "
           "within noise |"),
       std::string::npos);
   EXPECT_NE(
       r.out.find(
-          "| 128 | 32 | 4096 | 100 | sa | 1 | 1 | 1 | +2.00 | — | — | -0.0500 | — | — | undefined (n=1) |"),
+          "| 128 | 32 | 4096 | 100 | sa | 1 | 2L d32 4×8 | 0.001 | 1 | 1 | +2.00 | — | — | -0.0500 | — | — | undefined (n=1) |"),
       std::string::npos);
   EXPECT_NE(r.out.find("- λ=1 vs sa, seq_len 64: better"), std::string::npos);
   EXPECT_NE(r.out.find("lambda1-seed4 (failed)"), std::string::npos);
@@ -940,11 +940,11 @@ TEST(InspectCli, CsvHasOneBlockPerSectionWithASectionColumn) {
       if (line.rfind("by_lambda,sa,1,", 0) == 0) xsa_row = line;
     }
   }
-  // paired, by_lambda, by_budget, budget_trend, budget_trend_change, by_seq_len, seq_len_trend, eval_curve,
-  // bias_init, bias, bias_budget_change, learned_lambda, verdicts, notes
-  ASSERT_EQ(headers.size(), 14u);
+  // paired, by_lambda, by_budget, budget_trend, budget_trend_change, by_seq_len, seq_len_trend, size_trend,
+  // lr_selection, eval_curve, bias_init, bias, bias_budget_change, learned_lambda, verdicts, notes
+  ASSERT_EQ(headers.size(), 16u);
   EXPECT_EQ(headers[1],
-            "section,baseline,lambda,steps,seq_lens,n,favouring,mean_improvement_pct,improvement_ci_low,"
+            "section,baseline,lambda,steps,seq_lens,model,lr,n,favouring,mean_improvement_pct,improvement_ci_low,"
             "improvement_ci_high,mean_delta,delta_ci_low,delta_ci_high,verdict");
   EXPECT_EQ(by_lambda_rows, 2u);
   // Full precision in CSV: mean Δ -0.05, CI low -0.0748414.

@@ -1,0 +1,175 @@
+// The report across learning rates and model sizes (README Findings, questions 5 and 6): groups never pool
+// either, the size trend per doubling of non-embedding parameters, and the learning-rate selection, on
+// hand-made results with hand-computed statistics.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "xsa/config/resources.h"
+#include "xsa/report/grouping.h"
+#include "xsa/report/results.h"
+#include "xsa/report/sections.h"
+#include "xsa/report/stats.h"
+
+namespace xsa::report {
+namespace {
+
+using nlohmann::json;
+
+double num(const Table& t, std::size_t row, const std::string& col) {
+  return std::get<double>(t.rows.at(row).at(t.column(col)));
+}
+std::int64_t integer(const Table& t, std::size_t row, const std::string& col) {
+  return std::get<std::int64_t>(t.rows.at(row).at(t.column(col)));
+}
+std::string text(const Table& t, std::size_t row, const std::string& col) {
+  return std::get<std::string>(t.rows.at(row).at(t.column(col)));
+}
+
+// A paired SA vs XSA result of `n_layer` layers (width 128, 4 heads of 32) at learning rate `lr`, with the
+// two final losses; the comparison is derived from them by the reader.
+ExperimentResult point(int n_layer, double lr, std::uint64_t seed, double sa_loss, double xsa_loss) {
+  auto run = [&](const char* variant, double lambda, double loss) {
+    return json{{"variant", variant},
+                {"variant_spec", {{"kind", "fixed"}, {"lambda", lambda}}},
+                {"lambda", lambda},
+                {"seed", seed},
+                {"final", {{"val_loss", loss}}}};
+  };
+  const json doc = {{"schema", "xsa.results/1"},
+                    {"name", "scale"},
+                    {"config",
+                     {{"seed", seed},
+                      {"model", {{"n_layer", n_layer}, {"d_model", 128}, {"n_head", 4}, {"d_head", 32}}},
+                      {"data", {{"seq_len", 128}}},
+                      {"train", {{"steps", 600}, {"batch_size", 32}, {"lr", lr}, {"min_lr", lr / 10}}}}},
+                    {"runs", {run("sa", 0.0, sa_loss), run("xsa", 1.0, xsa_loss)}}};
+  return parse_results(doc, "mem.json");
+}
+
+TEST(ModelSize, NonEmbeddingParametersCountedByHand) {
+  // Per layer: q, k, v (3 · C · H·Q), the output projection (H·Q · C) and the MLP (2 · 4C · C).
+  ModelConfig s0;  // 2 layers, d_model 128, 4 heads of 32: 2 · (3·128·128 + 128·128 + 8·128·128) = 393,216
+  EXPECT_EQ(non_embedding_parameters(s0), 393216);
+  ModelConfig s1 = s0;  // 4 layers, d_model 192, 6 heads of 32: 4 · 12 · 192² = 1,769,472
+  s1.n_layer = 4;
+  s1.d_model = 192;
+  s1.n_head = 6;
+  EXPECT_EQ(non_embedding_parameters(s1), 1769472);
+  ModelConfig s2 = s0;  // 6 layers, d_model 256, 8 heads of 32: 6 · 12 · 256² = 4,718,592
+  s2.n_layer = 6;
+  s2.d_model = 256;
+  s2.n_head = 8;
+  EXPECT_EQ(non_embedding_parameters(s2), 4718592);
+  EXPECT_EQ(model_label(s1), "4L d192 6×32");
+}
+
+TEST(Report, GroupsNeverPoolLearningRatesOrModelSizes) {
+  std::vector<ExperimentResult> points;
+  for (std::uint64_t seed = 1; seed <= 2; ++seed) {
+    points.push_back(point(2, 1e-3, seed, 2.0, 1.98));
+    points.push_back(point(2, 3e-3, seed, 2.0, 2.02));
+    points.push_back(point(4, 1e-3, seed, 2.0, 1.96));
+  }
+  const Report report = build_report(points);
+  const Table& t = report.table("by_lambda");
+  ASSERT_EQ(t.rows.size(), 3u);  // pooled, the six pairs would be one row
+  EXPECT_EQ(text(t, 0, "model"), "2L d128 4×32");
+  EXPECT_DOUBLE_EQ(num(t, 0, "lr"), 1e-3);
+  EXPECT_NEAR(num(t, 0, "mean_delta"), -0.02, 1e-12);
+  EXPECT_EQ(text(t, 1, "model"), "2L d128 4×32");
+  EXPECT_DOUBLE_EQ(num(t, 1, "lr"), 3e-3);
+  EXPECT_NEAR(num(t, 1, "mean_delta"), 0.02, 1e-12);
+  EXPECT_EQ(text(t, 2, "model"), "4L d128 4×32");
+  EXPECT_NEAR(num(t, 2, "mean_delta"), -0.04, 1e-12);
+  // Markdown spells the lr shortest.
+  EXPECT_NE(render_markdown(Report{{t}}).find("| 0.003 |"), std::string::npos);
+}
+
+TEST(Report, SizeTrendIsTheMeanPerSeedSlopePerDoublingOfParameters) {
+  // 2, 4 and 8 layers: 1×, 2× and 4× the non-embedding parameters (log2 steps of 1). Improvements %:
+  // seed 1: 1, 2, 3 -> slope 1; seed 2: 2, 2, 2 -> 0; seed 3: 0, 1, 5 -> ((-1)(0 - 2) + (+1)(5 - 2)) / 2
+  // = 2.5. Mean 1.166667, sd 1.258306, t_{0.975,2} = 4.302653 -> CI [-1.959138, 4.292471]: noise.
+  const double improvements[3][3] = {{1, 2, 3}, {2, 2, 2}, {0, 1, 5}};
+  std::vector<ExperimentResult> points;
+  for (std::uint64_t seed = 1; seed <= 3; ++seed)
+    for (int i = 0; i < 3; ++i)  // improvement % = 100 (sa − xsa) / sa with sa = 2
+      points.push_back(point(2 << i, 1e-3, seed, 2.0, 2.0 * (1 - improvements[seed - 1][i] / 100)));
+  points.push_back(point(2, 1e-3, 4, 2.0, 1.5));  // seed 4 has one size only: left out of the slope
+  const Report report = build_report(points);
+  const Table& t = report.table("size_trend");
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(text(t, 0, "models"), "2L d128 4×32, 4L d128 4×32, 8L d128 4×32");
+  EXPECT_EQ(text(t, 0, "params"), "393216 786432 1572864");
+  EXPECT_EQ(integer(t, 0, "n"), 3);
+  EXPECT_EQ(integer(t, 0, "falling"), 0);
+  EXPECT_NEAR(num(t, 0, "slope"), 1.166667, 1e-6);
+  EXPECT_NEAR(num(t, 0, "slope_ci_low"), -1.959138, 1e-5);
+  EXPECT_NEAR(num(t, 0, "slope_ci_high"), 4.292471, 1e-5);
+  EXPECT_EQ(text(t, 0, "verdict"), "within noise");
+  // One size: no trend.
+  EXPECT_TRUE(build_report({point(2, 1e-3, 1, 2.0, 1.9)}).table("size_trend").rows.empty());
+}
+
+// losses[seed][lr] of the two arms, chosen so that the arms prefer different lrs and one seed changes the
+// choice when it is held out.
+const std::vector<std::vector<double>> kBaseline = {{2.0, 1.8, 1.95}, {2.1, 1.9, 1.7}, {2.0, 1.7, 1.85}};
+const std::vector<std::vector<double>> kVariant = {{1.9, 1.85, 1.7}, {2.0, 1.75, 1.8}, {1.95, 1.8, 1.74}};
+
+TEST(LrSelection, BestLrPerArmInSampleAndHeldOut) {
+  const LrSelection s = select_learning_rates(kBaseline, kVariant);
+  // Means over seeds: baseline 2.0333, 1.8, 1.8333 -> lr 1; variant 1.95, 1.8, 1.7467 -> lr 2.
+  EXPECT_EQ(s.best_baseline, 1u);
+  EXPECT_EQ(s.best_variant, 2u);
+  EXPECT_NEAR(s.baseline_means[1], 1.8, 1e-12);
+  EXPECT_NEAR(s.variant_means[2], 1.746667, 1e-6);
+  // In-sample: variant[s][2] − baseline[s][1] = -0.1, -0.1, +0.04 -> mean -0.053333, CI [-0.254124,
+  // 0.147457].
+  EXPECT_EQ(s.in_sample.n, 3u);
+  EXPECT_NEAR(s.in_sample.mean, -0.053333, 1e-6);
+  EXPECT_NEAR(*s.in_sample.low, -0.254124, 1e-5);
+  EXPECT_NEAR(*s.in_sample.high, 0.147457, 1e-5);
+  // Held out: without seed 0 the baseline prefers lr 2 (means 2.05, 1.8, 1.775), so seed 0 contributes
+  // 1.7 − 1.95 = -0.25; seed 1: lrs (1, 2) -> 1.8 − 1.9 = -0.1; seed 2: lrs (2, 2) -> 1.74 − 1.85 = -0.11.
+  // Mean -0.153333, CI [-0.361665, 0.054999].
+  EXPECT_EQ(s.held_out.n, 3u);
+  EXPECT_NEAR(s.held_out.mean, -0.153333, 1e-6);
+  EXPECT_NEAR(*s.held_out.low, -0.361665, 1e-5);
+  EXPECT_NEAR(*s.held_out.high, 0.054999, 1e-5);
+}
+
+TEST(LrSelection, OneSeedHasNoHeldOutEstimate) {
+  const LrSelection s = select_learning_rates({kBaseline[0]}, {kVariant[0]});
+  EXPECT_EQ(s.best_baseline, 1u);
+  EXPECT_EQ(s.best_variant, 2u);
+  EXPECT_EQ(s.in_sample.n, 1u);
+  EXPECT_EQ(s.held_out.n, 0u);
+}
+
+TEST(Report, LrSelectionSectionUsesTheSeedsWithEveryLr) {
+  const double lrs[3] = {3e-4, 1e-3, 3e-3};
+  std::vector<ExperimentResult> points;
+  for (std::uint64_t seed = 0; seed < 3; ++seed)
+    for (int i = 0; i < 3; ++i)
+      points.push_back(point(2, lrs[i], seed + 1, kBaseline[seed][i], kVariant[seed][i]));
+  points.push_back(point(2, 1e-3, 9, 1.0, 0.5));  // seed 9 lacks two lrs: left out
+  const Report report = build_report(points);
+  const Table& t = report.table("lr_selection");
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(text(t, 0, "lrs"), "0.0003 0.001 0.003");
+  EXPECT_EQ(integer(t, 0, "n"), 3);
+  EXPECT_DOUBLE_EQ(num(t, 0, "best_lr_baseline"), 1e-3);
+  EXPECT_DOUBLE_EQ(num(t, 0, "best_lr_variant"), 3e-3);
+  EXPECT_NEAR(num(t, 0, "best_delta"), -0.053333, 1e-6);
+  EXPECT_NEAR(num(t, 0, "held_out_delta"), -0.153333, 1e-6);
+  EXPECT_NEAR(num(t, 0, "held_out_ci_high"), 0.054999, 1e-5);
+  EXPECT_EQ(text(t, 0, "verdict"), "within noise");
+  // One lr: no selection.
+  EXPECT_TRUE(build_report({point(2, 1e-3, 1, 2.0, 1.9)}).table("lr_selection").rows.empty());
+}
+
+}  // namespace
+}  // namespace xsa::report
