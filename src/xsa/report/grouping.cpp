@@ -179,37 +179,43 @@ std::vector<LengthSeries> length_series(const std::vector<Group>& per_len) {
   return out;
 }
 
-std::vector<BudgetSeries> budget_series(const std::vector<Group>& per_len) {
-  std::vector<BudgetSeries> series;
+std::vector<GroupSeries> series_along(const std::vector<Group>& per_len,
+                                      const std::function<void(GroupKey&)>& forget,
+                                      const std::function<double(const GroupKey&)>& axis) {
+  std::vector<GroupSeries> series;
   for (const auto& g : per_len) {
     GroupKey k = g.key;
-    k.steps = 0;
-    auto same = [&](const BudgetSeries& s) { return !(s.key < k) && !(k < s.key); };
+    forget(k);
+    auto same = [&](const GroupSeries& s) { return !(s.key < k) && !(k < s.key); };
     auto it = std::find_if(series.begin(), series.end(), same);
-    if (it == series.end()) it = series.insert(series.end(), BudgetSeries{k, {}});
-    it->groups.push_back(&g);
-  }
-  for (auto& entry : series)
-    std::sort(entry.groups.begin(), entry.groups.end(),
-              [](const Group* a, const Group* b) { return a->key.steps < b->key.steps; });
-  return series;
-}
-
-std::vector<SizeSeries> size_series(const std::vector<Group>& per_len) {
-  std::vector<SizeSeries> series;
-  for (const auto& g : per_len) {
-    GroupKey k = g.key;
-    k.model.clear();
-    k.params = 0;
-    auto same = [&](const SizeSeries& s) { return !(s.key < k) && !(k < s.key); };
-    auto it = std::find_if(series.begin(), series.end(), same);
-    if (it == series.end()) it = series.insert(series.end(), SizeSeries{k, {}});
+    if (it == series.end()) it = series.insert(series.end(), GroupSeries{k, {}});
     it->groups.push_back(&g);
   }
   for (auto& entry : series)
     std::stable_sort(entry.groups.begin(), entry.groups.end(),
-                     [](const Group* a, const Group* b) { return a->key.params < b->key.params; });
+                     [&](const Group* a, const Group* b) { return axis(a->key) < axis(b->key); });
   return series;
+}
+
+std::vector<BudgetSeries> budget_series(const std::vector<Group>& per_len) {
+  return series_along(
+      per_len, [](GroupKey& k) { k.steps = 0; },
+      [](const GroupKey& k) { return static_cast<double>(k.steps); });
+}
+
+std::vector<SizeSeries> size_series(const std::vector<Group>& per_len) {
+  return series_along(
+      per_len,
+      [](GroupKey& k) {
+        k.model.clear();
+        k.params = 0;
+      },
+      [](const GroupKey& k) { return static_cast<double>(k.params); });
+}
+
+std::vector<GroupSeries> lr_series(const std::vector<Group>& per_len) {
+  return series_along(
+      per_len, [](GroupKey& k) { k.lr = 0; }, [](const GroupKey& k) { return k.lr; });
 }
 
 std::string model_label(const ModelConfig& m) {

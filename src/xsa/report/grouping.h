@@ -3,6 +3,7 @@
 // groups of pairs that are one comparison (same baseline, variant, budget, and length when asked), with
 // repeated measurements dropped; and the series of groups a trend is fitted over (lengths, budgets).
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -76,22 +77,28 @@ struct LengthSeries {
 };
 std::vector<LengthSeries> length_series(const std::vector<Group>& per_len);
 
-// One series per group key without its budget (a variant at one length and batch), in per_len's order (by
-// length, then key), its groups in increasing budget.
-struct BudgetSeries {
-  GroupKey key;  // steps = 0
+// The per-length groups that share a key once `forget` has cleared one of its fields (the series' axis), in
+// per_len's order (by length, then key), each series' groups in increasing `axis` value.
+struct GroupSeries {
+  GroupKey key;  // with the axis field cleared
   std::vector<const Group*> groups;
 };
+std::vector<GroupSeries> series_along(const std::vector<Group>& per_len,
+                                      const std::function<void(GroupKey&)>& forget,
+                                      const std::function<double(const GroupKey&)>& axis);
+
+// One series per group key without its budget (a variant at one length and batch), in increasing budget.
+using BudgetSeries = GroupSeries;
 std::vector<BudgetSeries> budget_series(const std::vector<Group>& per_len);
 
 // One series per group key without its model (a variant at one lr, budget, length and batch), in per_len's
 // order, its groups in increasing size (non-embedding parameters): the size question's series. Seeds pair
 // across sizes because a seed fixes the batch order at every size.
-struct SizeSeries {
-  GroupKey key;  // model "", params 0
-  std::vector<const Group*> groups;
-};
+using SizeSeries = GroupSeries;
 std::vector<SizeSeries> size_series(const std::vector<Group>& per_len);
+
+// One series per group key without its learning rate, in increasing lr: the lr selection's series.
+std::vector<GroupSeries> lr_series(const std::vector<Group>& per_len);
 
 // "2L d128 4×32": layers, width, heads × head width.
 std::string model_label(const ModelConfig& m);

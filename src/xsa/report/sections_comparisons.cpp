@@ -264,31 +264,6 @@ std::string verdict_line(const Group& g, const GroupStats& s, const std::string&
 
 }  // namespace
 
-namespace {
-
-// One lr series: the per-length groups of one comparison that differ only in train.lr, in increasing lr.
-struct LrSeries {
-  GroupKey key;  // lr 0
-  std::vector<const Group*> groups;
-};
-std::vector<LrSeries> lr_series(const std::vector<Group>& per_len) {
-  std::vector<LrSeries> series;
-  for (const auto& g : per_len) {
-    GroupKey k = g.key;
-    k.lr = 0;
-    auto same = [&](const LrSeries& s) { return !(s.key < k) && !(k < s.key); };
-    auto it = std::find_if(series.begin(), series.end(), same);
-    if (it == series.end()) it = series.insert(series.end(), LrSeries{k, {}});
-    it->groups.push_back(&g);
-  }
-  for (auto& entry : series)
-    std::stable_sort(entry.groups.begin(), entry.groups.end(),
-                     [](const Group* a, const Group* b) { return a->key.lr < b->key.lr; });
-  return series;
-}
-
-}  // namespace
-
 // Which learning rate does each arm want, and is the variant better when each arm has its own best? Per lr
 // series with two or more lrs, from the seeds that have every lr: each arm's mean final val loss per lr, its
 // best lr, and the paired variant − baseline difference at the two best lrs, in-sample and held out (the lrs
@@ -300,7 +275,7 @@ void build_lr_selection(const SectionInputs& in, Table& t) {
     LrSelection selection;
   };
   std::vector<Row> rows;
-  for (const LrSeries& series : lr_series(in.grouping.per_len)) {
+  for (const GroupSeries& series : lr_series(in.grouping.per_len)) {
     if (series.groups.size() < 2) continue;
     // seed -> per lr (baseline, variant) final val losses
     std::map<std::uint64_t, std::map<std::size_t, std::pair<double, double>>> by_seed;

@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "table_cells.h"
 #include "xsa/config/resources.h"
 #include "xsa/report/grouping.h"
 #include "xsa/report/results.h"
@@ -19,15 +20,9 @@ namespace {
 
 using nlohmann::json;
 
-double num(const Table& t, std::size_t row, const std::string& col) {
-  return std::get<double>(t.rows.at(row).at(t.column(col)));
-}
-std::int64_t integer(const Table& t, std::size_t row, const std::string& col) {
-  return std::get<std::int64_t>(t.rows.at(row).at(t.column(col)));
-}
-std::string text(const Table& t, std::size_t row, const std::string& col) {
-  return std::get<std::string>(t.rows.at(row).at(t.column(col)));
-}
+using testing::integer;  // tests/support/table_cells.h
+using testing::num;
+using testing::text;
 
 // A paired SA vs XSA result of `n_layer` layers (width 128, 4 heads of 32) at learning rate `lr`, with the
 // two final losses; the comparison is derived from them by the reader.
