@@ -298,11 +298,7 @@ void build_lr_selection(const SectionInputs& in, Table& t) {
   }
   auto lr_list = [](const Row& r) {
     std::string s;
-    for (double lr : r.lrs) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%g", lr);
-      s += (s.empty() ? "" : " ") + std::string(buf);
-    }
+    for (double lr : r.lrs) s += (s.empty() ? "" : " ") + shortest(lr);
     return Cell(s);
   };
   // Every selection cell is empty when no seed has every lr (nothing was selected).

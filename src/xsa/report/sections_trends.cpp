@@ -1,6 +1,10 @@
 // Sections that fit a trend per seed: the gain over the training budget (and whether that trend bends) and
 // over the sequence length. The maths (slopes, intervals) is in xsa/report/stats.h; the series of groups in
 // xsa/report/grouping.h.
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "xsa/report/columns.h"
 #include "xsa/report/section_builders.h"
 
@@ -131,10 +135,13 @@ void build_size_trend(const SectionInputs& in, Table& t) {
   for (const SizeSeries& series : size_series(in.grouping.per_len)) {
     const SeriesPoints points = series_points(series.groups, SeriesAxis::kParams);
     if (points.xs.size() < 2) continue;  // one size: no trend to speak of
+    std::vector<std::string> seen;  // each shape once, in size order ("2L ..." is a substring of "12L ...")
     std::string models;
-    for (const Group* g : series.groups)
-      if (models.find(g->key.model) == std::string::npos)
-        models += (models.empty() ? "" : ", ") + g->key.model;
+    for (const Group* g : series.groups) {
+      if (std::find(seen.begin(), seen.end(), g->key.model) != seen.end()) continue;
+      seen.push_back(g->key.model);
+      models += (models.empty() ? "" : ", ") + g->key.model;
+    }
     rows.push_back({series.key, models, number_list(points.xs), per_seed_trend(points.seeds)});
   }
   Columns<Row> columns = {

@@ -38,6 +38,12 @@ std::string fixed(double v, int decimals, bool sign) {
   return buf;
 }
 
+std::string shortest(double v, bool sign) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, sign ? "%+g" : "%g", v);
+  return buf;
+}
+
 namespace {
 
 std::string markdown_cell(const Cell& cell, const Column& col) {
@@ -50,11 +56,7 @@ std::string markdown_cell(const Cell& cell, const Column& col) {
   if (auto i = std::get_if<std::int64_t>(&cell)) return std::to_string(*i);
   const double v = std::get<double>(cell);
   if (!std::isfinite(v)) return "nan";
-  if (col.decimals == Column::kShortest) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, col.show_sign ? "%+g" : "%g", v);
-    return buf;
-  }
+  if (col.decimals == Column::kShortest) return shortest(v, col.show_sign);
   return fixed(v, col.decimals, col.show_sign);
 }
 

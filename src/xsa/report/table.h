@@ -65,5 +65,7 @@ std::string render_json(const Report& report);
 
 // "%.*f" of v, with a sign when asked: the markdown spelling of a number (also used in verdict lines).
 std::string fixed(double v, int decimals, bool sign = false);
+// "%g" of v (a Column::kShortest cell, e.g. a learning rate: 0.003).
+std::string shortest(double v, bool sign = false);
 
 }  // namespace xsa::report
