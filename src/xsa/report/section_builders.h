@@ -5,6 +5,25 @@
 
 namespace xsa::report {
 
+// The model and learning-rate columns of a group key, each defined once. Both are never pooled, so every
+// per-group table shows them: one folder may hold two model sizes or two lrs (lr_control, the size sweeps),
+// and their rows must not read alike.
+inline ColumnDef<GroupKey> model_column() {
+  return {{"model", "model"}, [](const GroupKey& k) { return Cell(k.model); }};
+}
+inline ColumnDef<GroupKey> lr_column() {
+  return {{"lr", "lr", Column::kShortest}, [](const GroupKey& k) { return Cell(k.lr); }};
+}
+// A key column for rows whose group key `key(row)` returns.
+template <class Row, class Key>
+ColumnDef<Row> of_key(const ColumnDef<GroupKey>& def, Key key) {
+  return {def.column, [key, cell = def.cell](const Row& r) { return cell(key(r)); }};
+}
+template <class Row, class Key>
+Columns<Row> model_lr_columns(Key key) {
+  return {of_key<Row>(model_column(), key), of_key<Row>(lr_column(), key)};
+}
+
 // A budget series and the budgets a row covers: the first columns of every table over budget_series.
 struct BudgetHead {
   GroupKey key;
@@ -20,7 +39,9 @@ Columns<Row> budget_head_columns() {
       {{"batch", "batch"}, [](const BudgetHead& h) { return Cell(*h.key.batch_size); }},
       {{"budgets", "steps"}, [](const BudgetHead& h) { return Cell(h.budgets); }},
   };
-  return columns_of<Row>(columns, head);
+  Columns<Row> out = columns_of<Row>(columns, head);
+  append(out, model_lr_columns<Row>([head](const Row& r) -> const GroupKey& { return head(r).key; }));
+  return out;
 }
 
 // sections_comparisons.cpp

@@ -92,10 +92,13 @@ void build_bias(const SectionInputs& in, Table& t, BiasMoment moment) {
       {{"steps", "steps"}, [](const Row& r) { return Cell(r.group->key.steps); }},
       {{"baseline", "baseline"}, [](const Row& r) { return Cell(r.group->key.baseline); }},
       {{"lambda", "λ"}, [](const Row& r) { return Cell(r.group->key.label); }},
-      {{"layer", "layer"}, [](const Row& r) { return Cell(static_cast<std::int64_t>(r.layer)); }},
-      {{"n", "n"}, [](const Row& r) { return count_cell(r.sides[1][0].size()); }},
-      {{"step", "step"}, [](const Row& r) { return r.steps.size() == 1 ? Cell(*r.steps.begin()) : Cell(); }},
   };
+  append(columns, model_lr_columns<Row>([](const Row& r) -> const GroupKey& { return r.group->key; }));
+  append(columns,
+         {{{"layer", "layer"}, [](const Row& r) { return Cell(static_cast<std::int64_t>(r.layer)); }},
+          {{"n", "n"}, [](const Row& r) { return count_cell(r.sides[1][0].size()); }},
+          {{"step", "step"},
+           [](const Row& r) { return r.steps.size() == 1 ? Cell(*r.steps.begin()) : Cell(); }}});
   append(columns, side_metric_columns<Row>("", "base ", "variant ", false,
                                            [](const Row& r) -> const Sides& { return r.sides; }));
   columns.push_back(
@@ -214,10 +217,13 @@ void build_learned_lambda(const SectionInputs& in, Table& t) {
       {{"seq_len", "seq_len"}, [](const Row& r) { return Cell(*r.group->key.seq_len); }},
       {{"steps", "steps"}, [](const Row& r) { return Cell(r.group->key.steps); }},
       {{"variant", "variant"}, [](const Row& r) { return Cell(r.group->key.label); }},
-      {{"layer", "layer"}, [](const Row& r) { return Cell(static_cast<std::int64_t>(r.layer)); }},
-      {{"n", "n"}, [](const Row& r) { return count_cell(r.layer_means.size()); }},
-      {{"step", "step"}, [](const Row& r) { return r.steps.size() == 1 ? Cell(*r.steps.begin()) : Cell(); }},
   };
+  append(columns, model_lr_columns<Row>([](const Row& r) -> const GroupKey& { return r.group->key; }));
+  append(columns,
+         {{{"layer", "layer"}, [](const Row& r) { return Cell(static_cast<std::int64_t>(r.layer)); }},
+          {{"n", "n"}, [](const Row& r) { return count_cell(r.layer_means.size()); }},
+          {{"step", "step"},
+           [](const Row& r) { return r.steps.size() == 1 ? Cell(*r.steps.begin()) : Cell(); }}});
   for (std::size_t h = 0; h < heads; ++h) {
     const std::string key = "head_" + std::to_string(h), header = "head " + std::to_string(h);
     columns.push_back(

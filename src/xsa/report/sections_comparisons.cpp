@@ -69,11 +69,8 @@ Cell lambda_cell(const GroupRow& r) {
 Cell steps_cell(const GroupRow& r) {
   return r.group->key.steps;
 }
-Cell model_cell(const GroupRow& r) {
-  return r.group->key.model;
-}
-Cell lr_cell(const GroupRow& r) {
-  return r.group->key.lr;
+const GroupKey& group_key(const GroupRow& r) {
+  return r.group->key;
 }
 
 }  // namespace
@@ -111,19 +108,18 @@ void build_paired(const SectionInputs& in, Table& t) {
 }
 
 void build_by_lambda(const SectionInputs& in, Table& t) {
-  const auto columns = with_group_stats<GroupRow>({
+  Columns<GroupRow> head = {
       {{"baseline", "baseline"}, baseline_cell},
       {{"lambda", "λ"}, lambda_cell},
       {{"steps", "steps"}, steps_cell},
       {{"seq_lens", "seq_len(s)"}, [](const GroupRow& r) { return Cell(number_list(r.group->seq_lens)); }},
-      {{"model", "model"}, model_cell},
-      {{"lr", "lr", Column::kShortest}, lr_cell},
-  });
-  fill_table(t, columns, group_rows(in.grouping.pooled));
+  };
+  append(head, model_lr_columns<GroupRow>(group_key));
+  fill_table(t, with_group_stats(head), group_rows(in.grouping.pooled));
 }
 
 void build_by_seq_len(const SectionInputs& in, Table& t) {
-  const auto columns = with_group_stats<GroupRow>({
+  Columns<GroupRow> head = {
       {{"seq_len", "seq_len"}, [](const GroupRow& r) { return Cell(*r.group->key.seq_len); }},
       {{"batch_size", "batch"}, [](const GroupRow& r) { return Cell(*r.group->key.batch_size); }},
       {{"tokens_per_step", "tokens/step"},
@@ -131,10 +127,9 @@ void build_by_seq_len(const SectionInputs& in, Table& t) {
       {{"steps", "steps"}, steps_cell},
       {{"baseline", "baseline"}, baseline_cell},
       {{"lambda", "λ"}, lambda_cell},
-      {{"model", "model"}, model_cell},
-      {{"lr", "lr", Column::kShortest}, lr_cell},
-  });
-  fill_table(t, columns, group_rows(in.grouping.per_len));
+  };
+  append(head, model_lr_columns<GroupRow>(group_key));
+  fill_table(t, with_group_stats(head), group_rows(in.grouping.per_len));
 }
 
 namespace {
@@ -178,15 +173,17 @@ void build_by_budget(const SectionInputs& in, Table& t) {
     }
     rows.push_back(std::move(row));
   }
-  auto columns = with_group_stats<Row>({
+  Columns<Row> head = {
       {{"baseline", "baseline"}, [](const Row& r) { return baseline_cell(r); }},
       {{"lambda", "λ"}, [](const Row& r) { return lambda_cell(r); }},
       {{"steps", "steps"}, [](const Row& r) { return steps_cell(r); }},
-      {{"tokens", "tokens per run"},
-       [](const Row& r) { return r.tokens.size() == 1 ? Cell(*r.tokens.begin()) : Cell(); }},
-      {{"epochs", "epochs", 2},
-       [](const Row& r) { return r.epochs.size() == 1 ? Cell(*r.epochs.begin()) : Cell(); }},
-  });
+  };
+  append(head, model_lr_columns<Row>(group_key));
+  append(head, {{{"tokens", "tokens per run"},
+                 [](const Row& r) { return r.tokens.size() == 1 ? Cell(*r.tokens.begin()) : Cell(); }},
+                {{"epochs", "epochs", 2},
+                 [](const Row& r) { return r.epochs.size() == 1 ? Cell(*r.epochs.begin()) : Cell(); }}});
+  auto columns = with_group_stats(std::move(head));
   for (int i = 0; i < 2; ++i) {
     const std::string s = i == 0 ? "base" : "var", who = i == 0 ? "base " : "variant ";
     append(columns,
@@ -228,18 +225,24 @@ void build_eval_curve(const SectionInputs& in, Table& t) {
       rows.push_back({&g, step, mean(base), mean(var), paired_interval(delta)});
     }
   }
-  const Columns<Row> columns = {
+  const auto key = [](const Row& r) -> const GroupKey& { return r.group->key; };
+  Columns<Row> columns = {
       {{"baseline", "baseline"}, [](const Row& r) { return Cell(r.group->key.baseline); }},
       {{"lambda", "λ"}, [](const Row& r) { return Cell(r.group->key.label); }},
       {{"steps", "steps"}, [](const Row& r) { return Cell(r.group->key.steps); }},
-      {{"step", "step"}, [](const Row& r) { return Cell(r.step); }},
-      {{"n", "n"}, [](const Row& r) { return count_cell(r.delta.n); }},
-      {{"base_val_loss", "base val loss", 4}, [](const Row& r) { return Cell(r.base_mean); }},
-      {{"var_val_loss", "variant val loss", 4}, [](const Row& r) { return Cell(r.var_mean); }},
-      {{"mean_delta", "mean Δ", 4, true}, [](const Row& r) { return Cell(r.delta.mean); }},
-      {{"delta_ci_low", "Δ 95% CI low", 4, true}, [](const Row& r) { return opt_cell(r.delta.low); }},
-      {{"delta_ci_high", "Δ 95% CI high", 4, true}, [](const Row& r) { return opt_cell(r.delta.high); }},
   };
+  append(columns, model_lr_columns<Row>(key));
+  append(
+      columns,
+      {
+          {{"step", "step"}, [](const Row& r) { return Cell(r.step); }},
+          {{"n", "n"}, [](const Row& r) { return count_cell(r.delta.n); }},
+          {{"base_val_loss", "base val loss", 4}, [](const Row& r) { return Cell(r.base_mean); }},
+          {{"var_val_loss", "variant val loss", 4}, [](const Row& r) { return Cell(r.var_mean); }},
+          {{"mean_delta", "mean Δ", 4, true}, [](const Row& r) { return Cell(r.delta.mean); }},
+          {{"delta_ci_low", "Δ 95% CI low", 4, true}, [](const Row& r) { return opt_cell(r.delta.low); }},
+          {{"delta_ci_high", "Δ 95% CI high", 4, true}, [](const Row& r) { return opt_cell(r.delta.high); }},
+      });
   fill_table(t, columns, rows);
 }
 
@@ -308,7 +311,7 @@ void build_lr_selection(const SectionInputs& in, Table& t) {
   const Columns<Row> columns = {
       {{"baseline", "baseline"}, [](const Row& r) { return Cell(r.key.baseline); }},
       {{"lambda", "λ"}, [](const Row& r) { return Cell(r.key.label); }},
-      {{"model", "model"}, [](const Row& r) { return Cell(r.key.model); }},
+      of_key<Row>(model_column(), [](const Row& r) -> const GroupKey& { return r.key; }),
       {{"steps", "steps"}, [](const Row& r) { return Cell(r.key.steps); }},
       {{"seq_len", "seq_len"}, [](const Row& r) { return Cell(*r.key.seq_len); }},
       {{"lrs", "lrs"}, lr_list},

@@ -112,9 +112,8 @@ void build_seq_len_trend(const SectionInputs& in, Table& t) {
       {{"steps", "steps"}, [](const Row& r) { return Cell(r.first->key.steps); }},
       {{"design", "design"}, [](const Row& r) { return Cell(r.design); }},
       {{"seq_lens", "seq_len(s)"}, [](const Row& r) { return Cell(r.lengths); }},
-      {{"model", "model"}, [](const Row& r) { return Cell(r.first->key.model); }},
-      {{"lr", "lr", Column::kShortest}, [](const Row& r) { return Cell(r.first->key.lr); }},
   };
+  append(columns, model_lr_columns<Row>([](const Row& r) -> const GroupKey& { return r.first->key; }));
   append(columns, columns_of<Row>(
                       trend_columns("seeds whose gain falls with T", "improvement % per doubling of T", "T"),
                       [](const Row& r) -> const Trend& { return r.trend; }));
@@ -150,7 +149,7 @@ void build_size_trend(const SectionInputs& in, Table& t) {
       {{"steps", "steps"}, [](const Row& r) { return Cell(r.key.steps); }},
       {{"seq_len", "seq_len"}, [](const Row& r) { return Cell(*r.key.seq_len); }},
       {{"batch", "batch"}, [](const Row& r) { return Cell(*r.key.batch_size); }},
-      {{"lr", "lr", Column::kShortest}, [](const Row& r) { return Cell(r.key.lr); }},
+      of_key<Row>(lr_column(), [](const Row& r) -> const GroupKey& { return r.key; }),
       {{"models", "models"}, [](const Row& r) { return Cell(r.models); }},
       {{"params", "non-embedding parameters"}, [](const Row& r) { return Cell(r.params); }},
   };

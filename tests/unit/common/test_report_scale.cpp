@@ -3,6 +3,7 @@
 // hand-made results with hand-computed statistics.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <variant>
@@ -82,6 +83,29 @@ TEST(Report, GroupsNeverPoolLearningRatesOrModelSizes) {
   EXPECT_NEAR(num(t, 2, "mean_delta"), -0.04, 1e-12);
   // Markdown spells the lr shortest.
   EXPECT_NE(render_markdown(Report{{t}}).find("| 0.003 |"), std::string::npos);
+}
+
+TEST(Report, EveryTableOfGroupsNamesTheModelAndTheLr) {
+  // Groups never pool model sizes or lrs, so a table of groups without either column prints rows that read
+  // alike: lr_control's bias rows did (three lrs, one label each). The trends over one of the two axes name
+  // the other.
+  std::vector<ExperimentResult> points;
+  for (std::uint64_t seed = 1; seed <= 2; ++seed) points.push_back(point(2, 1e-3, seed, 2.0, 1.98));
+  const Report report = build_report(points);
+  auto has_column = [&](const char* section, const char* key) {
+    const Table& t = report.table(section);
+    return std::any_of(t.columns.begin(), t.columns.end(), [&](const Column& c) { return c.key == key; });
+  };
+  for (const char* section :
+       {"by_lambda", "by_budget", "budget_trend", "budget_trend_change", "by_seq_len", "seq_len_trend",
+        "eval_curve", "bias_init", "bias", "bias_budget_change", "learned_lambda"}) {
+    EXPECT_TRUE(has_column(section, "model")) << section;
+    EXPECT_TRUE(has_column(section, "lr")) << section;
+  }
+  EXPECT_TRUE(has_column("size_trend", "lr"));
+  EXPECT_FALSE(has_column("size_trend", "model"));  // its axis: the "models" column lists them
+  EXPECT_TRUE(has_column("lr_selection", "model"));
+  EXPECT_FALSE(has_column("lr_selection", "lr"));  // its axis: "lrs" lists them
 }
 
 TEST(Report, SizeTrendIsTheMeanPerSeedSlopePerDoublingOfParameters) {
