@@ -9,8 +9,9 @@ quantiles (scipy.stats.t.ppf(0.975, dof), written down below), it recomputes per
 the mean improvement % and its 95% CI, the mean Δ val loss, per seed the slope of the improvement over
 log2 steps (budget) or log2 T (length), the change of the budget slope from the first interval to the last and
 the paired change of every final bias metric between neighbouring budgets, the gain at each learning rate and
-the learning-rate selection (each arm's best lr, the Δ at the two best lrs in-sample and held out), then compares
-with
+the learning-rate selection (each arm's best lr, the Δ at the two best lrs in-sample and held out), the final
+bias metrics per group and layer (each arm's mean and 95% half-width), the variants at S1 and the length trend at
+S1, and the trend with model size (per seed over log2 non-embedding parameters), then compares with
 `xsa-inspect --format json`.
 
 usage: check_findings.py XSA_INSPECT RESULTS_DIR
@@ -44,16 +45,31 @@ def load_pairs(folder):
         runs = {r["variant"]: r for r in data["runs"]}
         base = runs["sa"]
         lr_scale = data["config"]["attention"].get("lambda_lr_scale", 1.0)  # older results predate the key
+        model = data["config"]["model"]
         for run in data["runs"]:
             if run["variant"] == "sa":
                 continue
+            label = lambda_label(run, lr_scale)
+            if "label" in run and run["label"] != label:  # newer files record the trainer's own label
+                sys.exit(f"check_findings: {root}: run {run['variant']} is labelled {run['label']!r}, "
+                         f"expected {label!r}")
             pairs.append({"path": root, "seed": data["config"]["seed"], "steps": train["steps"],
                           "seq_len": data["config"]["data"]["seq_len"], "batch": train["batch_size"],
-                          "lr": train["lr"],
-                          "lambda": lambda_label(run["variant_spec"], lr_scale), "base": base["final"]["val_loss"],
+                          "lr": train["lr"], "model": model_label(model), "params": non_embedding(model),
+                          "lambda": label, "base": base["final"]["val_loss"],
                           "variant": run["final"]["val_loss"], "base_bias": final_bias(base),
-                          "var_bias": final_bias(run)})
+                          "var_bias": final_bias(run), "var_bias_step": final_step(run)})
     return pairs
+
+
+def model_label(m):
+    return f"{m['n_layer']}L d{m['d_model']} {m['n_head']}×{m['d_head']}"
+
+
+def non_embedding(m):
+    """Per layer: q, k, v and the output projection (4 · C · H·D) and the MLP (2 · ratio · C²)."""
+    c, hd = m["d_model"], m["n_head"] * m["d_head"]
+    return m["n_layer"] * (4 * c * hd + 2 * m.get("mlp_ratio", 4) * c * c)
 
 
 BIAS_METRICS = ("cos_y_v", "cos_z_v", "attn_diag", "value_cos")
@@ -65,6 +81,10 @@ def final_bias(run):
         return {}
     last = max(run["bias"], key=lambda b: b["step"])
     return {layer["layer"]: {m: layer[m] for m in BIAS_METRICS} for layer in last["layers"]}
+
+
+def final_step(run):
+    return max(b["step"] for b in run["bias"]) if run.get("bias") else None
 
 
 def interval(values):
@@ -89,11 +109,24 @@ def slope(points):
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
 
 
-def lambda_label(spec, lr_scale):
-    """As the tables print it: the fixed λ (1, 0.5), else the kind, with a λ learning-rate scale other than 1."""
-    if spec["kind"] == "fixed":
-        return f"{spec['lambda']:g}"
-    return spec["kind"] if lr_scale == 1 else f"{spec['kind']} lr×{lr_scale:g}"
+def lambda_label(run, lr_scale):
+    """As the tables print it: the fixed λ (1, 0.5), else the kind; then "@<layers>" when the variant modified
+    only some layers (runs of consecutive layers as "a-b", joined by "+"); then a λ learning-rate scale other
+    than 1 for a variant with parameters."""
+    spec = run["variant_spec"]
+    fixed = spec["kind"] == "fixed"
+    label = f"{spec['lambda']:g}" if fixed else spec["kind"]
+    layers = run.get("layers", "all")  # older results predate the key: every layer
+    if layers != "all":
+        runs, start = [], None
+        for i, layer in enumerate(sorted(layers)):
+            if start is None:
+                start = layer
+            if i + 1 == len(layers) or sorted(layers)[i + 1] != layer + 1:
+                runs.append(str(start) if start == layer else f"{start}-{layer}")
+                start = None
+        label += "@" + "+".join(runs)
+    return label if fixed or lr_scale == 1 else f"{label} lr×{lr_scale:g}"
 
 
 class Checker:
@@ -306,6 +339,62 @@ def check_learning_rates(checker, folder):
             checker.close(f"{what} Δ held out CI high", high, row.get("held_out_ci_high"))
 
 
+def check_sizes(checker, folders):
+    """The size trend: per variant, lr, budget, length and batch found at two or more model sizes, per seed the
+    slope of the improvement over log2 non-embedding parameters (a seed pairs across sizes: it fixes the order
+    of the batches at every size), from the seeds that have every size."""
+    tag = " ".join(os.path.basename(f) for f in folders)
+    series = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))  # key -> seed -> params -> gains
+    for p in (p for f in folders for p in load_pairs(f)):
+        key = (p["lambda"], p["lr"], p["steps"], p["seq_len"], p["batch"])
+        series[key][p["seed"]][p["params"]].append(improvement(p))
+    sizes = {key: set(x for at in seeds.values() for x in at) for key, seeds in series.items()}
+    expected = {key for key in series if len(sizes[key]) >= 2}
+    rows = {(r["lambda"], r["lr"], r["steps"], r["seq_len"], r["batch"]): r
+            for r in checker.rows(folders, "size_trend")}
+    if set(rows) != expected:
+        checker.failures.append(f"[{tag}] size_trend rows: expected {sorted(expected)}, has {sorted(rows)}")
+    for key in sorted(set(rows) & expected):
+        per_seed = {seed: [(x, sum(g) / len(g)) for x, g in at.items()] for seed, at in series[key].items()}
+        what = f"[{tag}] size_trend λ={key[0]} lr={key[1]:g}"
+        checker.close(f"{what} sizes", len(sizes[key]), len(rows[key]["params"].split()))
+        checker.compare_trend(what, rows[key], per_seed)
+    return len(expected)
+
+
+def check_bias(checker, folder):
+    """The final bias table: per group and layer, each arm's mean of every metric over the seeds and the 95% t
+    half-width, from each pair's last measurement (the variant's layers; the baseline's where it has them)."""
+    cells = defaultdict(lambda: ([], []))  # (seq_len, steps, λ, model, lr, layer) -> (base, variant) finals
+    for p in load_pairs(folder):
+        for layer, values in p["var_bias"].items():
+            key = (p["seq_len"], p["steps"], p["lambda"], p["model"], p["lr"], layer)
+            cells[key][1].append(values)
+            if layer in p["base_bias"]:
+                cells[key][0].append(p["base_bias"][layer])
+    rows = {}
+    for r in checker.rows([folder], "bias"):
+        key = (r["seq_len"], r["steps"], r["lambda"], r["model"], r["lr"], r["layer"])
+        if key in rows:
+            checker.failures.append(f"{folder} bias: two rows read {key}")
+        rows[key] = r
+    if set(rows) != set(cells):
+        checker.failures.append(f"{folder} bias rows: expected {sorted(cells)}, has {sorted(rows)}")
+    for key in sorted(set(rows) & set(cells)):
+        row, what = rows[key], f"{folder} bias {key[3]} lr={key[4]:g} λ={key[2]} layer {key[5]}"
+        checker.close(f"{what} n", len(cells[key][1]), row["n"])
+        for side, finals in (("base", cells[key][0]), ("var", cells[key][1])):
+            for m in BIAS_METRICS:
+                _, mean, low, high = interval([f[m] for f in finals])
+                checker.close(f"{what} {side} {m}", mean, row[f"{side}_{m}"])
+                checker.close(f"{what} {side} {m} CI ±", None if low is None else (high - low) / 2,
+                              row[f"{side}_{m}_ci"])
+
+
+def finished(folder):
+    return any("results.json" in files for _, _, files in os.walk(folder))
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__.strip().splitlines()[-1])
@@ -315,6 +404,10 @@ def main():
     for folder in budgets + [os.path.join(results, f) for f in others]:
         if not os.path.isdir(folder):
             sys.exit(f"check_findings: {folder}: no such folder")
+    # The second round's sweeps that are still running: each is checked once it has a finished point, and the
+    # summary line names those without one, so an unchecked table is never silent.
+    second = {name: os.path.join(results, name) for name in ("variants_s1", "size_s2", "length_s1")}
+    pending = [name for name, folder in second.items() if not finished(folder)]
     checker = Checker(inspect)
     check_budget(checker, budgets)
     check_budget(checker, budgets[:2])  # the README's trend over each interval alone
@@ -324,9 +417,21 @@ def main():
     check_lambda(checker, os.path.join(results, "budget_300"))
     check_lambda(checker, os.path.join(results, "lambda_lr"))
     check_learning_rates(checker, os.path.join(results, "lr_control"))
+    for folder in budgets + [os.path.join(results, f) for f in others]:
+        check_bias(checker, folder)
+    if "variants_s1" not in pending:
+        check_lambda(checker, second["variants_s1"])
+        check_bias(checker, second["variants_s1"])
+    if "size_s2" not in pending:
+        check_bias(checker, second["size_s2"])
+    if "length_s1" not in pending:
+        check_lengths(checker, second["length_s1"])
+    # S0 = lr_control's cells, S1 = variants_s1's sa and xsa, S2 = size_s2.
+    trends = check_sizes(checker, [os.path.join(results, "lr_control"), second["variants_s1"], second["size_s2"]])
     for failure in checker.failures:
         print("FAIL", failure)
-    print(f"check_findings: {checker.checked} values recomputed from {results}, {len(checker.failures)} differ")
+    print(f"check_findings: {checker.checked} values recomputed from {results} ({trends} size trend(s); "
+          f"no finished point yet: {', '.join(pending) or 'none'}), {len(checker.failures)} differ")
     sys.exit(1 if checker.failures else 0)
 
 
