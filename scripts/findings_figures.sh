@@ -36,3 +36,4 @@ draw budget "$(existing budget_300 budget_1200 budget_2400)" --lambda 1,0.5 \
   --only improvement_vs_budget,eval_delta_curve,bias_init_vs_end
 draw seqlen "$(existing seqlen_tokens seqlen_fixed_batch)" --only improvement_vs_seq_len
 draw lambda "$(existing budget_300 budget_1200 lambda_lr)" --only improvement_vs_lambda
+draw lr "$(existing lr_control)" --only improvement_vs_lr

@@ -15,6 +15,8 @@ Runs `xsa-inspect PATH... --format json` and writes into DIR every figure whose 
                              gives each line's trend (seq_len_trend: points per doubling of T, 95% CI)
   bias_init_vs_end.png       per layer: cos(y,v), cos(z,v), a_ii and value cosine of the baseline and the
                              variant, at initialisation and at the end (mean ± 95% CI over seeds)
+  improvement_vs_lr.png      per learning rate (log axis): each arm's mean final val loss, its best lr marked
+                             (lr_selection), and the mean improvement % with 95% CI bars, per λ, model and budget
 Exit code 2 with one line on bad input. Uses Debian's python3-matplotlib (/usr/bin/python3).
 """
 import argparse
@@ -161,11 +163,15 @@ def length_series(rows):
     (T=128 at batch 32 is also 4,096 tokens/step); lengths on neither make one line per batch size. `design` is
     spelt as xsa-inspect's seq_len_trend section spells it (None: batch size unknown); both group the same way."""
     series = []
-    keys = sorted({(r["baseline"], r["lambda"], r["steps"]) for r in rows}, key=str)
+    ident = lambda r: (r["baseline"], r["lambda"], r["steps"], r.get("model"), r.get("lr"))
+    keys = sorted({ident(r) for r in rows}, key=str)
     several_baselines = len({k[0] for k in keys}) > 1
+    several_models = len({k[3] for k in keys}) > 1
+    several_lrs = len({k[4] for k in keys}) > 1
     for key in keys:
-        group = [r for r in rows if (r["baseline"], r["lambda"], r["steps"]) == key]
-        name = f"{lam_label(group[0])}, {key[2]} steps" + (f" (vs {key[0]})" if several_baselines else "")
+        group = [r for r in rows if ident(r) == key]
+        name = (f"{lam_label(group[0])}, {key[2]} steps" + (f", {key[3]}" if several_models else "")
+                + (f", lr {key[4]:g}" if several_lrs else "") + (f" (vs {key[0]})" if several_baselines else ""))
         by_tokens, by_batch = {}, {}
         for r in group:
             if r["batch_size"] is not None and r["tokens_per_step"] is not None:
@@ -195,8 +201,9 @@ def length_series(rows):
 def trend_text(doc, row, design):
     """The legend's note of the length trend (xsa-inspect's seq_len_trend row of that line), or "" without one."""
     for t in doc.get("seq_len_trend", []):
-        key = (t["baseline"], t["lambda"], t["steps"], t["design"])
-        if key == (row["baseline"], row["lambda"], row["steps"], design) and t["slope"] is not None:
+        key = (t["baseline"], t["lambda"], t["steps"], t.get("model"), t.get("lr"), t["design"])
+        mine = (row["baseline"], row["lambda"], row["steps"], row.get("model"), row.get("lr"), design)
+        if key == mine and t["slope"] is not None:
             return slope_text(t, "T")
     return ""
 
@@ -256,6 +263,42 @@ def bias_init_vs_end(doc, out):
     save(fig, out, "bias_init_vs_end.png")
 
 
+def improvement_vs_lr(doc, out):
+    gains, losses = doc.get("by_lambda", []), doc.get("by_budget", [])
+    ident = lambda r: (r["baseline"], r["lambda"], r["model"], r["steps"])
+    keys = sorted({ident(r) for r in gains if len({g["lr"] for g in gains if ident(g) == ident(r)}) >= 2}, key=str)
+    if not keys:
+        return
+    fig, (ax_loss, ax_gain) = plt.subplots(1, 2, figsize=(11, 4.2))
+    several = len(keys) > 1
+    for key in keys:
+        name = lam_label({"lambda": key[1]}) + (f", {key[2]}, {key[3]} steps" if several else "")
+        sel = sorted((r for r in losses if ident(r) == key), key=lambda r: r["lr"])
+        pick = [r for r in doc.get("lr_selection", []) if (r["baseline"], r["lambda"], r["model"], r["steps"]) == key]
+        for arm, who, best in (("base", key[0].upper(), "best_lr_baseline"), ("var", name, "best_lr_variant")):
+            line, = ax_loss.plot([r["lr"] for r in sel], [r[f"{arm}_val_loss"] for r in sel], marker="o",
+                                 label=who if not several or arm == "var" else f"{who} ({key[2]})")
+            if pick and pick[0][best] is not None:
+                at = [r for r in sel if r["lr"] == pick[0][best]]
+                ax_loss.plot([at[0]["lr"]], [at[0][f"{arm}_val_loss"]], marker="*", ms=16, color=line.get_color(),
+                             linestyle="none")
+        sel = sorted((r for r in gains if ident(r) == key), key=lambda r: r["lr"])
+        ys, err = ci_bars(sel)
+        ax_gain.errorbar([r["lr"] for r in sel], ys, yerr=err, marker="o", capsize=4, label=name)
+    for ax in (ax_loss, ax_gain):
+        ax.set_xscale("log")
+        lrs = sorted({r["lr"] for r in gains})
+        ax.set_xticks(lrs)
+        ax.set_xticklabels([f"{lr:g}" for lr in lrs])
+        ax.minorticks_off()
+        ax.set_xlabel("peak learning rate (min_lr = lr/10)")
+    ax_loss.set_ylabel("final val loss (mean over seeds)")
+    ax_loss.set_title("Each arm's final val loss (★ its best lr)")
+    ax_loss.legend(fontsize=8)
+    finish(fig, ax_gain, out, "improvement_vs_lr.png", "peak learning rate (min_lr = lr/10)", IMPROVEMENT,
+           "Gain at each lr (mean, 95% CI over seeds)", 8)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("paths", nargs="+", help="results.json files or folders, as for xsa-inspect")
@@ -268,7 +311,7 @@ def main():
     if not os.access(args.inspect, os.X_OK):
         fail(f"{args.inspect}: xsa-inspect not built (scripts/build.sh) or not executable")
     plots = (improvement_vs_budget, eval_delta_curve, improvement_vs_lambda, improvement_vs_seq_len,
-             bias_init_vs_end)
+             bias_init_vs_end, improvement_vs_lr)
     names = [p.__name__ for p in plots]
     only = args.only.split(",") if args.only else names
     for name in only:

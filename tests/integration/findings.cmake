@@ -3,7 +3,8 @@
 # rows, as PNG files; a budget figure needs two budgets, which only the budget fixture has.
 add_test(NAME plots.findings_from_inspect_json
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_out
-    "eval_delta_curve improvement_vs_lambda improvement_vs_seq_len bias_init_vs_end" "improvement_vs_budget"
+    "eval_delta_curve improvement_vs_lambda improvement_vs_seq_len bias_init_vs_end"
+    "improvement_vs_budget improvement_vs_lr"
     /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py
     ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single ${CMAKE_SOURCE_DIR}/tests/fixtures/report/sweep
     --inspect $<TARGET_FILE:xsa-inspect>)
@@ -12,7 +13,8 @@ add_test(NAME plots.findings_from_inspect_json
 # no second sequence length and no second λ, so neither the length nor the λ figure.
 add_test(NAME plots.findings_lambda_filter
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_lambda_out
-    "eval_delta_curve bias_init_vs_end" "improvement_vs_lambda improvement_vs_seq_len improvement_vs_budget"
+    "eval_delta_curve bias_init_vs_end"
+    "improvement_vs_lambda improvement_vs_seq_len improvement_vs_budget improvement_vs_lr"
     /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py
     ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single ${CMAKE_SOURCE_DIR}/tests/fixtures/report/sweep
     --lambda 0.5 --inspect $<TARGET_FILE:xsa-inspect>)
@@ -28,8 +30,16 @@ add_test(NAME plots.findings_only
 # Two training budgets (fixtures/report/budget): the budget figure, and the bias figure with one bar per budget.
 add_test(NAME plots.findings_two_budgets
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_budget_out
-    "improvement_vs_budget eval_delta_curve bias_init_vs_end" "improvement_vs_lambda improvement_vs_seq_len"
+    "improvement_vs_budget eval_delta_curve bias_init_vs_end" "improvement_vs_lambda improvement_vs_seq_len improvement_vs_lr"
     /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py ${CMAKE_SOURCE_DIR}/tests/fixtures/report/budget
+    --inspect $<TARGET_FILE:xsa-inspect>)
+
+# Several learning rates (the committed results/lr_control, one λ at 3-4 lrs, one budget): the lr figure, and
+# neither the λ figure (one λ) nor the budget one (one budget).
+add_test(NAME plots.findings_learning_rates
+  COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_lr_out
+    "improvement_vs_lr eval_delta_curve bias_init_vs_end" "improvement_vs_lambda improvement_vs_budget improvement_vs_seq_len"
+    /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py ${CMAKE_SOURCE_DIR}/results/lr_control
     --inspect $<TARGET_FILE:xsa-inspect>)
 
 # The trend notes of the length and budget figures' legends (plot_findings.py groups length lines itself and
