@@ -37,3 +37,4 @@ draw budget "$(existing budget_300 budget_1200 budget_2400)" --lambda 1,0.5 \
 draw seqlen "$(existing seqlen_tokens seqlen_fixed_batch)" --only improvement_vs_seq_len
 draw lambda "$(existing budget_300 budget_1200 lambda_lr)" --only improvement_vs_lambda
 draw lr "$(existing lr_control)" --only improvement_vs_lr
+draw depth "$(existing lr_control variants_s1 size_s2)" --lambda 1 --only bias_by_depth

@@ -15,6 +15,9 @@ Runs `xsa-inspect PATH... --format json` and writes into DIR every figure whose 
                              gives each line's trend (seq_len_trend: points per doubling of T, 95% CI)
   bias_init_vs_end.png       per layer: cos(y,v), cos(z,v), a_ii and value cosine of the baseline and the
                              variant, at initialisation and at the end (mean ± 95% CI over seeds)
+  bias_by_depth.png          per model: SA's and the variant's final cos(y,v), cos(z,v), a_ii and value cosine
+                             against relative depth (layer / (layers − 1)), mean ± 95% CI over seeds, at the
+                             lr most models share (the paper's Fig. 1 asks whether cos(y,v) rises with depth)
   improvement_vs_lr.png      per learning rate (log axis): each arm's mean final val loss, its best lr marked
                              (lr_selection), and the mean improvement % with 95% CI bars, per λ, model and budget
 Exit code 2 with one line on bad input. Uses Debian's python3-matplotlib (/usr/bin/python3).
@@ -263,6 +266,34 @@ def bias_init_vs_end(doc, out):
     save(fig, out, "bias_init_vs_end.png")
 
 
+def bias_by_depth(doc, out):
+    rows = [r for r in doc.get("bias", []) if r["lambda"] == "1"] or doc.get("bias", [])
+    models = sorted({r["model"] for r in rows}, key=lambda m: int(m.split("L")[0]))
+    if len(models) < 2:
+        return
+    # One lr for every model, so the lines differ in size alone: the lr most models have (ties: the smaller).
+    lrs = sorted({r["lr"] for r in rows}, key=lambda lr: (-len({r["model"] for r in rows if r["lr"] == lr}), lr))
+    lr, lam = lrs[0], rows[0]["lambda"]
+    fig, axes = plt.subplots(1, len(METRICS), figsize=(14, 3.9))
+    for ax, (m, title) in zip(axes, METRICS):
+        for i, model in enumerate(models):
+            sel = sorted((r for r in rows if (r["model"], r["lr"], r["lambda"]) == (model, lr, lam)),
+                         key=lambda r: r["layer"])
+            if not sel:
+                continue
+            depth = [r["layer"] / max(1, int(model.split("L")[0]) - 1) for r in sel]
+            color = f"C{i}"
+            for side, style, who in (("base", "--", sel[0]["baseline"].upper()), ("var", "-", lam_label(sel[0]))):
+                ax.errorbar(depth, [r[f"{side}_{m}"] for r in sel], yerr=[r[f"{side}_{m}_ci"] or 0 for r in sel],
+                            linestyle=style, marker="o", ms=4, capsize=2, color=color, label=f"{who}, {model}")
+        ax.set_title(title)
+        ax.set_xlabel("relative depth (layer / (layers − 1))")
+        ax.axhline(0, color="grey", lw=0.8)
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"Bias metrics at the end of training by depth (lr {lr:g}; mean ± 95% CI over seeds)")
+    save(fig, out, "bias_by_depth.png")
+
+
 def improvement_vs_lr(doc, out):
     gains, losses = doc.get("by_lambda", []), doc.get("by_budget", [])
     ident = lambda r: (r["baseline"], r["lambda"], r["model"], r["steps"])
@@ -311,7 +342,7 @@ def main():
     if not os.access(args.inspect, os.X_OK):
         fail(f"{args.inspect}: xsa-inspect not built (scripts/build.sh) or not executable")
     plots = (improvement_vs_budget, eval_delta_curve, improvement_vs_lambda, improvement_vs_seq_len,
-             bias_init_vs_end, improvement_vs_lr)
+             bias_init_vs_end, bias_by_depth, improvement_vs_lr)
     names = [p.__name__ for p in plots]
     only = args.only.split(",") if args.only else names
     for name in only:
