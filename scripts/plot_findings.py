@@ -18,6 +18,9 @@ Runs `xsa-inspect PATH... --format json` and writes into DIR every figure whose 
   bias_by_depth.png          per model: SA's and the variant's final cos(y,v), cos(z,v), a_ii and value cosine
                              against relative depth (layer / (layers − 1)), mean ± 95% CI over seeds, at the
                              lr most models share (the paper's Fig. 1 asks whether cos(y,v) rises with depth)
+  improvement_vs_size.png    mean improvement % vs non-embedding parameters (log axis) with 95% CI bars, one
+                             line per size_trend row (λ, lr, budget); the legend gives its trend (points per
+                             doubling of parameters, 95% CI)
   improvement_vs_lr.png      per learning rate (log axis): each arm's mean final val loss, its best lr marked
                              (lr_selection), and the mean improvement % with 95% CI bars, per λ, model and budget
 Exit code 2 with one line on bad input. Uses Debian's python3-matplotlib (/usr/bin/python3).
@@ -266,6 +269,31 @@ def bias_init_vs_end(doc, out):
     save(fig, out, "bias_init_vs_end.png")
 
 
+def improvement_vs_size(doc, out):
+    trends = doc.get("size_trend", [])
+    if not trends:
+        return
+    gains = doc.get("by_lambda", [])
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    ticks = {}
+    for t in trends:
+        params = dict(zip(t["models"].split(", "), (int(p) for p in t["params"].split())))
+        sel = sorted((r for r in gains if (r["baseline"], r["lambda"], r["lr"], r["steps"]) ==
+                      (t["baseline"], t["lambda"], t["lr"], t["steps"]) and r["model"] in params),
+                     key=lambda r: params[r["model"]])
+        ys, err = ci_bars(sel)
+        xs = [params[r["model"]] for r in sel]
+        ticks.update({params[r["model"]]: r["model"] for r in sel})
+        label = f"{lam_label(t)}, lr {t['lr']:g}, {t['steps']} steps" + slope_text(t, "parameters")
+        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=4, label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(ticks))
+    ax.set_xticklabels([f"{ticks[x]}\n{x / 1e6:.2f}M" for x in sorted(ticks)], fontsize=8)
+    ax.minorticks_off()
+    finish(fig, ax, out, "improvement_vs_size.png", "model (non-embedding parameters)", IMPROVEMENT,
+           "Gain vs model size (mean, 95% CI over seeds)", 8)
+
+
 def bias_by_depth(doc, out):
     rows = [r for r in doc.get("bias", []) if r["lambda"] == "1"] or doc.get("bias", [])
     models = sorted({r["model"] for r in rows}, key=lambda m: int(m.split("L")[0]))
@@ -342,7 +370,7 @@ def main():
     if not os.access(args.inspect, os.X_OK):
         fail(f"{args.inspect}: xsa-inspect not built (scripts/build.sh) or not executable")
     plots = (improvement_vs_budget, eval_delta_curve, improvement_vs_lambda, improvement_vs_seq_len,
-             bias_init_vs_end, bias_by_depth, improvement_vs_lr)
+             bias_init_vs_end, bias_by_depth, improvement_vs_size, improvement_vs_lr)
     names = [p.__name__ for p in plots]
     only = args.only.split(",") if args.only else names
     for name in only:

@@ -42,10 +42,11 @@ add_test(NAME plots.findings_learning_rates
     /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py ${CMAKE_SOURCE_DIR}/results/lr_control
     --inspect $<TARGET_FILE:xsa-inspect>)
 
-# Two model sizes: the depth figure (bias metrics against relative depth, one line per model and arm). The second
+# Two model sizes: the size figure (gain vs non-embedding parameters, the size trend in its legend) and the depth
+# figure (bias metrics against relative depth, one line per model and arm); one lr, so no lr figure. The second
 # size is the first's results relabelled (resize_results.py), as the size sweeps have no points yet.
-add_test(NAME plots.findings_bias_by_depth
-  COMMAND sh -c "rm -rf \"$2\" && /usr/bin/python3 \"$0\" \"$1\" \"$2\" 6 256 8 && bash \"$3\" \"$4\" bias_by_depth improvement_vs_lr /usr/bin/python3 \"$5\" \"$1\" \"$2\" --only bias_by_depth,improvement_vs_lr --inspect \"$6\""
+add_test(NAME plots.findings_model_sizes
+  COMMAND sh -c "rm -rf \"$2\" && /usr/bin/python3 \"$0\" \"$1\" \"$2\" 6 256 8 && bash \"$3\" \"$4\" \"improvement_vs_size bias_by_depth\" improvement_vs_lr /usr/bin/python3 \"$5\" \"$1\" \"$2\" --only improvement_vs_size,bias_by_depth,improvement_vs_lr --inspect \"$6\""
     ${CMAKE_CURRENT_LIST_DIR}/resize_results.py ${CMAKE_SOURCE_DIR}/tests/fixtures/report/budget
     ${CMAKE_BINARY_DIR}/tests/findings_sizes_in ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh
     ${CMAKE_BINARY_DIR}/tests/findings_sizes_out ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py
