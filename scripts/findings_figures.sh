@@ -15,7 +15,8 @@ existing() {  # the given results/ folders that hold at least one results.json
 }
 
 # draw OUT FOLDERS [plot_findings options...]: draws into a fresh folder and replaces results/figures/OUT only
-# when that succeeded, so no figure outlives its data and a failure leaves the committed figures in place.
+# when that succeeded, so no figure outlives its data and a failure leaves the committed figures in place; a
+# folder with nothing to draw yet is removed.
 draw() {
   local out=$1 folders=$2
   shift 2
@@ -27,8 +28,12 @@ draw() {
     rm -rf "$tmp"
     return 1
   fi
-  chmod 755 "$tmp"
   rm -rf "results/figures/$out"
+  if [ -z "$(find "$tmp" -name '*.png' -print -quit)" ]; then  # nothing to draw yet (e.g. one model size)
+    rm -rf "$tmp"
+    return 0
+  fi
+  chmod 755 "$tmp"
   mv "$tmp" "results/figures/$out"
 }
 

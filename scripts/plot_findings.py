@@ -273,18 +273,18 @@ def improvement_vs_size(doc, out):
     trends = doc.get("size_trend", [])
     if not trends:
         return
-    gains = doc.get("by_lambda", [])
+    gains = doc.get("by_seq_len", [])  # per length and batch, as size_trend's rows are
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     ticks = {}
     for t in trends:
         params = dict(zip(t["models"].split(", "), (int(p) for p in t["params"].split())))
-        sel = sorted((r for r in gains if (r["baseline"], r["lambda"], r["lr"], r["steps"]) ==
-                      (t["baseline"], t["lambda"], t["lr"], t["steps"]) and r["model"] in params),
+        key = lambda r, batch: (r["baseline"], r["lambda"], r["lr"], r["steps"], r["seq_len"], r[batch])
+        sel = sorted((r for r in gains if key(r, "batch_size") == key(t, "batch") and r["model"] in params),
                      key=lambda r: params[r["model"]])
         ys, err = ci_bars(sel)
         xs = [params[r["model"]] for r in sel]
         ticks.update({params[r["model"]]: r["model"] for r in sel})
-        label = f"{lam_label(t)}, lr {t['lr']:g}, {t['steps']} steps" + slope_text(t, "parameters")
+        label = f"{lam_label(t)}, lr {t['lr']:g}, {t['steps']} steps, T={t['seq_len']}" + slope_text(t, "parameters")
         ax.errorbar(xs, ys, yerr=err, marker="o", capsize=4, label=label)
     ax.set_xscale("log", base=2)
     ax.set_xticks(sorted(ticks))
@@ -294,22 +294,32 @@ def improvement_vs_size(doc, out):
            "Gain vs model size (mean, 95% CI over seeds)", 8)
 
 
+def n_layers(model):
+    """The layer count of a model label ("4L d192 6×32" -> 4)."""
+    return int(model.split("L")[0])
+
+
 def bias_by_depth(doc, out):
     rows = [r for r in doc.get("bias", []) if r["lambda"] == "1"] or doc.get("bias", [])
-    models = sorted({r["model"] for r in rows}, key=lambda m: int(m.split("L")[0]))
+    models = sorted({r["model"] for r in rows}, key=lambda m: (n_layers(m), m))
     if len(models) < 2:
         return
-    # One lr for every model, so the lines differ in size alone: the lr most models have (ties: the smaller).
-    lrs = sorted({r["lr"] for r in rows}, key=lambda lr: (-len({r["model"] for r in rows if r["lr"] == lr}), lr))
-    lr, lam = lrs[0], rows[0]["lambda"]
+    # One setting for every model, so the lines differ in size alone: the (budget, length, batch, lr) most models
+    # have (ties: the smaller).
+    setting = lambda r: (r["baseline"], r["lambda"], r["steps"], r["seq_len"], r["batch"], r["lr"])
+    settings = sorted({setting(r) for r in rows},
+                      key=lambda k: (-len({r["model"] for r in rows if setting(r) == k}), k[2:], k[:2]))
+    chosen = settings[0]
+    _, lam, steps, seq_len, _, lr = chosen
+    rows = [r for r in rows if setting(r) == chosen]
+    models = [m for m in models if any(r["model"] == m for r in rows)]
+    if len(models) < 2:
+        return
     fig, axes = plt.subplots(1, len(METRICS), figsize=(14, 3.9))
     for ax, (m, title) in zip(axes, METRICS):
         for i, model in enumerate(models):
-            sel = sorted((r for r in rows if (r["model"], r["lr"], r["lambda"]) == (model, lr, lam)),
-                         key=lambda r: r["layer"])
-            if not sel:
-                continue
-            depth = [r["layer"] / max(1, int(model.split("L")[0]) - 1) for r in sel]
+            sel = sorted((r for r in rows if r["model"] == model), key=lambda r: r["layer"])
+            depth = [r["layer"] / max(1, n_layers(model) - 1) for r in sel]
             color = f"C{i}"
             for side, style, who in (("base", "--", sel[0]["baseline"].upper()), ("var", "-", lam_label(sel[0]))):
                 ax.errorbar(depth, [r[f"{side}_{m}"] for r in sel], yerr=[r[f"{side}_{m}_ci"] or 0 for r in sel],
@@ -318,7 +328,8 @@ def bias_by_depth(doc, out):
         ax.set_xlabel("relative depth (layer / (layers − 1))")
         ax.axhline(0, color="grey", lw=0.8)
     axes[0].legend(fontsize=7)
-    fig.suptitle(f"Bias metrics at the end of training by depth (lr {lr:g}; mean ± 95% CI over seeds)")
+    fig.suptitle(f"Bias metrics at the end of training by depth ({steps} steps, T={seq_len}, lr {lr:g}; "
+                 "mean ± 95% CI over seeds)")
     save(fig, out, "bias_by_depth.png")
 
 
@@ -333,10 +344,14 @@ def improvement_vs_lr(doc, out):
     for key in keys:
         name = lam_label({"lambda": key[1]}) + (f", {key[2]}, {key[3]} steps" if several else "")
         sel = sorted((r for r in losses if ident(r) == key), key=lambda r: r["lr"])
-        pick = [r for r in doc.get("lr_selection", []) if (r["baseline"], r["lambda"], r["model"], r["steps"]) == key]
-        for arm, who, best in (("base", key[0].upper(), "best_lr_baseline"), ("var", name, "best_lr_variant")):
-            line, = ax_loss.plot([r["lr"] for r in sel], [r[f"{arm}_val_loss"] for r in sel], marker="o",
-                                 label=who if not several or arm == "var" else f"{who} ({key[2]})")
+        # by_budget and by_lambda pool over lengths, lr_selection does not: a star only when one length is pooled
+        seq_lens = {t for r in gains if ident(r) == key for t in str(r["seq_lens"]).split()}
+        pick = [r for r in doc.get("lr_selection", [])
+                if (r["baseline"], r["lambda"], r["model"], r["steps"]) == key and str(r["seq_len"]) in seq_lens]
+        pick = pick if len(pick) == 1 else []
+        suffix = f", {key[2]}, {key[3]} steps" if several else ""
+        for arm, who, best in (("base", key[0].upper() + suffix, "best_lr_baseline"), ("var", name, "best_lr_variant")):
+            line, = ax_loss.plot([r["lr"] for r in sel], [r[f"{arm}_val_loss"] for r in sel], marker="o", label=who)
             if pick and pick[0][best] is not None:
                 at = [r for r in sel if r["lr"] == pick[0][best]]
                 ax_loss.plot([at[0]["lr"]], [at[0][f"{arm}_val_loss"]], marker="*", ms=16, color=line.get_color(),

@@ -8,11 +8,15 @@ add_test(NAME readme.tables_match_results
 
 # The headline statistics recomputed without xsa-inspect: straight from each committed results.json (final val
 # losses, bias metrics, config), with its own pairing, t quantiles and least-squares slopes, the n, mean
-# improvement, 95% CI and mean Δ of every budget, length and λ group, the budget and length trends, the change of
-# the budget trend and the paired bias changes between budgets must equal xsa-inspect's.
+# improvement, 95% CI and mean Δ of every budget, length, λ and lr group, the budget, length and size trends, the
+# change of the budget trend, the lr selection, the final bias metrics and the paired bias changes between budgets
+# must equal xsa-inspect's.
 add_test(NAME readme.findings_recomputed
   COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/check_findings.py $<TARGET_FILE:xsa-inspect>
     ${CMAKE_SOURCE_DIR}/results)
+# Its variant labels (the grouping key it pairs by) against hand-written ones, "@<layers>" included.
+add_test(NAME readme.findings_labels
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/check_findings_labels.py)
 
 # readme_tables.py --check on a fixture README: its output and exit code (PASS_REGULAR_EXPRESSION ignores the exit
 # code, so the shell prints it for the pattern to match) must match `expected`.

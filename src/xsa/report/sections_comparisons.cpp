@@ -349,34 +349,55 @@ void build_verdicts(const SectionInputs& in, Table& t) {
     std::string scope_text;
   };
   std::vector<Row> rows;
-  // Budgets are named only when the results hold more than one.
-  std::set<std::int64_t> budgets;
-  for (const auto& g : in.grouping.pooled) budgets.insert(g.key.steps);
-  auto budget = [&](const Group& g) {
-    return budgets.size() > 1 ? ", " + std::to_string(g.key.steps) + " steps" : std::string();
+  // Batch sizes, budgets, models and lrs are named only when the results hold more than one of them, so the
+  // lines of two groups never read alike.
+  std::set<std::int64_t> batches, budgets;
+  std::set<std::string> models;
+  std::set<double> lrs;
+  for (const auto& g : in.grouping.per_len) {
+    if (g.key.batch_size) batches.insert(*g.key.batch_size);
+    budgets.insert(g.key.steps);
+    models.insert(g.key.model);
+    lrs.insert(g.key.lr);
+  }
+  auto qualifiers = [&](const Group& g) {
+    std::string out;
+    if (batches.size() > 1 && g.key.batch_size) out += ", batch " + std::to_string(*g.key.batch_size);
+    if (budgets.size() > 1) out += ", " + std::to_string(g.key.steps) + " steps";
+    if (models.size() > 1) out += ", " + g.key.model;
+    if (lrs.size() > 1) out += ", lr " + shortest(g.key.lr);
+    return out;
   };
   for (const auto& g : in.grouping.per_len)
     rows.push_back({{&g, stats_of(g)},
                     "seq_len",
                     *g.key.seq_len,
-                    "seq_len " + std::to_string(*g.key.seq_len) + budget(g)});
+                    "seq_len " + std::to_string(*g.key.seq_len) + qualifiers(g)});
   // A pooled line only adds information when it actually pools several sequence lengths.
   for (const auto& g : in.grouping.pooled)
     if (g.seq_lens.size() > 1)
       rows.push_back({{&g, stats_of(g)},
                       "pooled",
                       std::nullopt,
-                      "pooled over seq_len " + number_list(g.seq_lens) + budget(g)});
-  const Columns<Row> columns = {
+                      "pooled over seq_len " + number_list(g.seq_lens) + qualifiers(g)});
+  Columns<Row> columns = {
       {{"scope", "scope"}, [](const Row& r) { return Cell(r.scope); }},
       {{"baseline", "baseline"}, [](const Row& r) { return baseline_cell(r); }},
       {{"lambda", "λ"}, [](const Row& r) { return lambda_cell(r); }},
+      {{"steps", "steps"}, [](const Row& r) { return steps_cell(r); }},
       {{"seq_len", "seq_len"}, [](const Row& r) { return r.seq_len ? Cell(*r.seq_len) : Cell(); }},
-      {{"n", "n"}, [](const Row& r) { return count_cell(r.stats.delta.n); }},
-      {{"verdict", "verdict"},
-       [](const Row& r) { return Cell(verdict_name(verdict_for_loss_delta(r.stats.delta))); }},
-      {{"text", "text"}, [](const Row& r) { return Cell(verdict_line(*r.group, r.stats, r.scope_text)); }},
+      {{"batch", "batch"},
+       [](const Row& r) { return r.group->key.batch_size ? Cell(*r.group->key.batch_size) : Cell(); }},
   };
+  append(columns, model_lr_columns<Row>(group_key));
+  append(columns,
+         {
+             {{"n", "n"}, [](const Row& r) { return count_cell(r.stats.delta.n); }},
+             {{"verdict", "verdict"},
+              [](const Row& r) { return Cell(verdict_name(verdict_for_loss_delta(r.stats.delta))); }},
+             {{"text", "text"},
+              [](const Row& r) { return Cell(verdict_line(*r.group, r.stats, r.scope_text)); }},
+         });
   fill_table(t, columns, rows);
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -83,6 +84,12 @@ TEST(Report, GroupsNeverPoolLearningRatesOrModelSizes) {
   EXPECT_NEAR(num(t, 2, "mean_delta"), -0.04, 1e-12);
   // Markdown spells the lr shortest.
   EXPECT_NE(render_markdown(Report{{t}}).find("| 0.003 |"), std::string::npos);
+  // The verdict lines name the model and the lr, as the results hold two of each, so no two read alike.
+  const Table& v = report.table("verdicts");
+  ASSERT_EQ(v.rows.size(), 3u);
+  EXPECT_EQ(text(v, 0, "text").rfind("λ=1 vs sa, seq_len 128, 2L d128 4×32, lr 0.001: better", 0), 0u);
+  EXPECT_EQ(text(v, 1, "text").rfind("λ=1 vs sa, seq_len 128, 2L d128 4×32, lr 0.003: worse", 0), 0u);
+  EXPECT_EQ(text(v, 2, "text").rfind("λ=1 vs sa, seq_len 128, 4L d128 4×32, lr 0.001: better", 0), 0u);
 }
 
 TEST(Report, EveryTableOfGroupsNamesTheModelAndTheLr) {
@@ -92,15 +99,17 @@ TEST(Report, EveryTableOfGroupsNamesTheModelAndTheLr) {
   std::vector<ExperimentResult> points;
   for (std::uint64_t seed = 1; seed <= 2; ++seed) points.push_back(point(2, 1e-3, seed, 2.0, 1.98));
   const Report report = build_report(points);
-  auto has_column = [&](const char* section, const char* key) {
+  auto has_column = [&](const std::string& section, const char* key) {
     const Table& t = report.table(section);
     return std::any_of(t.columns.begin(), t.columns.end(), [&](const Column& c) { return c.key == key; });
   };
-  for (const char* section :
-       {"by_lambda", "by_budget", "budget_trend", "budget_trend_change", "by_seq_len", "seq_len_trend",
-        "eval_curve", "bias_init", "bias", "bias_budget_change", "learned_lambda"}) {
-    EXPECT_TRUE(has_column(section, "model")) << section;
-    EXPECT_TRUE(has_column(section, "lr")) << section;
+  // Every section but these: per run (paired: one row per run, its experiment named), along one axis (size,
+  // lr: the other is a column) or not about groups (notes).
+  const std::set<std::string> exceptions = {"paired", "size_trend", "lr_selection", "notes"};
+  for (const Section& section : sections()) {
+    if (exceptions.count(section.key)) continue;
+    EXPECT_TRUE(has_column(section.key, "model")) << section.key;
+    EXPECT_TRUE(has_column(section.key, "lr")) << section.key;
   }
   EXPECT_TRUE(has_column("size_trend", "lr"));
   EXPECT_FALSE(has_column("size_trend", "model"));  // its axis: the "models" column lists them
