@@ -14,6 +14,10 @@ inline ColumnDef<GroupKey> model_column() {
 inline ColumnDef<GroupKey> lr_column() {
   return {{"lr", "lr", Column::kShortest}, [](const GroupKey& k) { return Cell(k.lr); }};
 }
+// The batch size of a per-length group (pooled groups have none: an empty cell).
+inline ColumnDef<GroupKey> batch_column() {
+  return {{"batch", "batch"}, [](const GroupKey& k) { return k.batch_size ? Cell(*k.batch_size) : Cell(); }};
+}
 // A key column for rows whose group key `key(row)` returns.
 template <class Row, class Key>
 ColumnDef<Row> of_key(const ColumnDef<GroupKey>& def, Key key) {
@@ -36,7 +40,7 @@ Columns<Row> budget_head_columns() {
       {{"baseline", "baseline"}, [](const BudgetHead& h) { return Cell(h.key.baseline); }},
       {{"lambda", "λ"}, [](const BudgetHead& h) { return Cell(h.key.label); }},
       {{"seq_len", "seq_len"}, [](const BudgetHead& h) { return Cell(*h.key.seq_len); }},
-      {{"batch", "batch"}, [](const BudgetHead& h) { return Cell(*h.key.batch_size); }},
+      of_key<BudgetHead>(batch_column(), [](const BudgetHead& h) -> const GroupKey& { return h.key; }),
       {{"budgets", "steps"}, [](const BudgetHead& h) { return Cell(h.budgets); }},
   };
   Columns<Row> out = columns_of<Row>(columns, head);

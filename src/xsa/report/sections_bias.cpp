@@ -29,10 +29,6 @@ const LayerBias* find_layer(const BiasPoint* point, int layer) {
   return nullptr;
 }
 
-Cell opt_int_cell(const std::optional<std::int64_t>& v) {
-  return v ? Cell(*v) : Cell();
-}
-
 // Half-width of the 95% Student t interval of the mean over seeds (absent for fewer than two seeds).
 Cell ci_half_width(const std::vector<double>& xs) {
   const PairedInterval ci = paired_interval(xs);
@@ -93,7 +89,7 @@ void build_bias(const SectionInputs& in, Table& t, BiasMoment moment) {
   }
   Columns<Row> columns = {
       {{"seq_len", "seq_len"}, [](const Row& r) { return Cell(*r.group->key.seq_len); }},
-      {{"batch", "batch"}, [](const Row& r) { return opt_int_cell(r.group->key.batch_size); }},
+      of_key<Row>(batch_column(), [](const Row& r) -> const GroupKey& { return r.group->key; }),
       {{"steps", "steps"}, [](const Row& r) { return Cell(r.group->key.steps); }},
       {{"baseline", "baseline"}, [](const Row& r) { return Cell(r.group->key.baseline); }},
       {{"lambda", "λ"}, [](const Row& r) { return Cell(r.group->key.label); }},
@@ -220,7 +216,7 @@ void build_learned_lambda(const SectionInputs& in, Table& t) {
   auto sd_cell = [](const std::vector<double>& xs) { return xs.size() > 1 ? Cell(sample_sd(xs)) : Cell(); };
   Columns<Row> columns = {
       {{"seq_len", "seq_len"}, [](const Row& r) { return Cell(*r.group->key.seq_len); }},
-      {{"batch", "batch"}, [](const Row& r) { return opt_int_cell(r.group->key.batch_size); }},
+      of_key<Row>(batch_column(), [](const Row& r) -> const GroupKey& { return r.group->key; }),
       {{"steps", "steps"}, [](const Row& r) { return Cell(r.group->key.steps); }},
       {{"variant", "variant"}, [](const Row& r) { return Cell(r.group->key.label); }},
   };

@@ -386,8 +386,7 @@ void build_verdicts(const SectionInputs& in, Table& t) {
       {{"lambda", "λ"}, [](const Row& r) { return lambda_cell(r); }},
       {{"steps", "steps"}, [](const Row& r) { return steps_cell(r); }},
       {{"seq_len", "seq_len"}, [](const Row& r) { return r.seq_len ? Cell(*r.seq_len) : Cell(); }},
-      {{"batch", "batch"},
-       [](const Row& r) { return r.group->key.batch_size ? Cell(*r.group->key.batch_size) : Cell(); }},
+      of_key<Row>(batch_column(), group_key),
   };
   append(columns, model_lr_columns<Row>(group_key));
   append(columns,

@@ -148,7 +148,7 @@ void build_size_trend(const SectionInputs& in, Table& t) {
       {{"lambda", "λ"}, [](const Row& r) { return Cell(r.key.label); }},
       {{"steps", "steps"}, [](const Row& r) { return Cell(r.key.steps); }},
       {{"seq_len", "seq_len"}, [](const Row& r) { return Cell(*r.key.seq_len); }},
-      {{"batch", "batch"}, [](const Row& r) { return Cell(*r.key.batch_size); }},
+      of_key<Row>(batch_column(), [](const Row& r) -> const GroupKey& { return r.key; }),
       of_key<Row>(lr_column(), [](const Row& r) -> const GroupKey& { return r.key; }),
       {{"models", "models"}, [](const Row& r) { return Cell(r.models); }},
       {{"params", "non-embedding parameters"}, [](const Row& r) { return Cell(r.params); }},
