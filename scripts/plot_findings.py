@@ -342,14 +342,14 @@ def improvement_vs_lr(doc, out):
     fig, (ax_loss, ax_gain) = plt.subplots(1, 2, figsize=(11, 4.2))
     several = len(keys) > 1
     for key in keys:
-        name = lam_label({"lambda": key[1]}) + (f", {key[2]}, {key[3]} steps" if several else "")
+        suffix = f", {key[2]}, {key[3]} steps" if several else ""
+        name = lam_label({"lambda": key[1]}) + suffix
         sel = sorted((r for r in losses if ident(r) == key), key=lambda r: r["lr"])
         # by_budget and by_lambda pool over lengths, lr_selection does not: a star only when one length is pooled
         seq_lens = {t for r in gains if ident(r) == key for t in str(r["seq_lens"]).split()}
         pick = [r for r in doc.get("lr_selection", [])
                 if (r["baseline"], r["lambda"], r["model"], r["steps"]) == key and str(r["seq_len"]) in seq_lens]
         pick = pick if len(pick) == 1 else []
-        suffix = f", {key[2]}, {key[3]} steps" if several else ""
         for arm, who, best in (("base", key[0].upper() + suffix, "best_lr_baseline"), ("var", name, "best_lr_variant")):
             line, = ax_loss.plot([r["lr"] for r in sel], [r[f"{arm}_val_loss"] for r in sel], marker="o", label=who)
             if pick and pick[0][best] is not None:

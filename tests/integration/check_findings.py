@@ -17,6 +17,7 @@ S1, and the trend with model size (per seed over log2 non-embedding parameters),
 usage: check_findings.py XSA_INSPECT RESULTS_DIR
 """
 
+import functools
 import json
 import math
 import os
@@ -35,9 +36,11 @@ TOLERANCE = 1e-9  # relative to max(1, |value|); both sides compute in double fr
 LABEL_MISMATCHES = []  # load_pairs: results.json labels that differ from lambda_label's
 
 
+@functools.lru_cache(maxsize=None)
 def load_pairs(folder):
     """One record per (results.json, variant other than SA): its seed, steps, seq_len, batch, λ label and both
-    final validation losses."""
+    final validation losses. Read once per folder (several checks use one folder), so a label mismatch is
+    recorded once; callers do not modify the records."""
     pairs = []
     for root, _, files in os.walk(folder):
         if "results.json" not in files:
