@@ -14,6 +14,10 @@
 // p = exp(s − lse), dv += pᵀ dy, dp = dy vᵀ, ds = p ∘ (dp − δ), dq += scale · ds k, dk += scale · dsᵀ q.
 // Every sum runs in a fixed order, so results are bit-identical for the same inputs (whatever thread runs
 // the slice); they differ from the explicit softmax(q kᵀ) v in the last bits (a different summation order).
+//
+// The float kernel is compiled twice, for the x86-64 baseline and for AVX2, and the widest one the CPU has
+// runs (flash_kernel.h). Both do the same arithmetic in the same order (fixed lanes, no FMA contraction), so
+// they give the same bits; AVX2 does 8 floats at a time where the baseline does 4.
 #include <cstdint>
 #include <vector>
 
@@ -30,9 +34,15 @@ struct Workspace {
   std::vector<scalar_t> row_max, row_sum, delta;  // (kQueryBlock) / (T)
 };
 
+// The instruction sets the kernel is compiled for.
+enum class Isa { kBaseline, kAvx2 };
+const char* isa_name(Isa isa);  // "baseline", "avx2"
+bool isa_available(Isa isa);    // compiled in (x86-64 builds) and supported by this CPU
+Isa float_isa();                // the one forward/backward<float> run: AVX2 where available
+
 // The exp the kernel applies to score blocks (float: a vectorisable polynomial, relative error ≤ 2e-7 on
-// [-87.3, 88.7]; float64: std::exp). Exposed for its test.
-float score_exp(float x);
+// [-87.3, 88.7]; float64: std::exp), in one instruction set's compilation. Exposed for its test.
+float score_exp(float x, Isa isa = float_isa());
 
 // q, k, v, y: (T, D) row-major; lse: (T). float or double.
 template <typename scalar_t>
@@ -44,5 +54,13 @@ template <typename scalar_t>
 void backward(const scalar_t* q, const scalar_t* k, const scalar_t* v, const scalar_t* y, const scalar_t* lse,
               const scalar_t* dy, int64_t T, int64_t D, scalar_t scale, scalar_t* dq, scalar_t* dk,
               scalar_t* dv, Workspace<scalar_t>& ws);
+
+// The float kernel of one instruction set (which must be available), for the tests that compare them and
+// for xsa-bench; forward/backward<float> are these at float_isa(). float64 always runs the baseline.
+void forward_with(Isa isa, const float* q, const float* k, const float* v, int64_t T, int64_t D, float scale,
+                  float* y, float* lse, Workspace<float>& ws);
+void backward_with(Isa isa, const float* q, const float* k, const float* v, const float* y, const float* lse,
+                   const float* dy, int64_t T, int64_t D, float scale, float* dq, float* dk, float* dv,
+                   Workspace<float>& ws);
 
 }  // namespace xsa::flash

@@ -9,12 +9,15 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "tiny_model.h"
 #include "xsa/model/causal_attention.h"
 #include "xsa/model/flash_attention.h"
 #include "xsa/model/gpt.h"
+#include "xsa/model/precision.h"
 
 namespace xsa {
 namespace {
@@ -55,13 +58,23 @@ Grads run(bool fused, const torch::Tensor& q0, const torch::Tensor& k0, const to
   return {y.detach(), q.grad(), k.grad(), v.grad()};
 }
 
+// The instruction sets this CPU runs: the baseline always, AVX2 where the CPU has it (CI's machines do).
+std::vector<flash::Isa> available_isas() {
+  std::vector<flash::Isa> isas;
+  for (auto isa : {flash::Isa::kBaseline, flash::Isa::kAvx2})
+    if (flash::isa_available(isa)) isas.push_back(isa);
+  return isas;
+}
+
 TEST(CausalAttention, ScoreExpMatchesStdExp) {
-  double worst = 0;
-  for (float x = -87.0f; x <= 88.0f; x += 0.0137f) {
-    double want = std::exp(static_cast<double>(x));
-    worst = std::max(worst, std::abs(flash::score_exp(x) - want) / want);
+  for (auto isa : available_isas()) {
+    double worst = 0;
+    for (float x = -87.0f; x <= 88.0f; x += 0.0137f) {
+      double want = std::exp(static_cast<double>(x));
+      worst = std::max(worst, std::abs(flash::score_exp(x, isa) - want) / want);
+    }
+    EXPECT_LT(worst, 2e-7) << flash::isa_name(isa);
   }
-  EXPECT_LT(worst, 2e-7);
   EXPECT_EQ(flash::score_exp(0.0f), 1.0f);
   EXPECT_LT(flash::score_exp(-1000.0f), 1e-37f);  // far below the row max: a weight no sum can see
   // NaN stays NaN (a diverged run must show a NaN loss), with no undefined float-to-int conversion on the way
@@ -173,6 +186,55 @@ TEST(CausalAttention, BitIdenticalAcrossRerunsAndThreadCounts) {
     EXPECT_TRUE(torch::equal(one.dq, other->dq));
     EXPECT_TRUE(torch::equal(one.dk, other->dk));
     EXPECT_TRUE(torch::equal(one.dv, other->dv));
+  }
+}
+
+// The kernel runs the widest instruction set the CPU has: AVX2 exactly where /proc/cpuinfo lists it.
+TEST(CausalAttention, KernelUsesAvx2WhereTheCpuHasIt) {
+#if defined(__x86_64__)
+  const std::string cpuinfo = read_cpuinfo();
+  ASSERT_FALSE(cpuinfo.empty());
+  const bool listed = cpuinfo.find(" avx2") != std::string::npos;
+  EXPECT_EQ(flash::isa_available(flash::Isa::kAvx2), listed);
+  EXPECT_EQ(flash::float_isa(), listed ? flash::Isa::kAvx2 : flash::Isa::kBaseline);
+#else
+  EXPECT_FALSE(flash::isa_available(flash::Isa::kAvx2));
+  EXPECT_EQ(flash::float_isa(), flash::Isa::kBaseline);
+#endif
+  EXPECT_TRUE(flash::isa_available(flash::Isa::kBaseline));
+}
+
+// The AVX2 compilation of the kernel gives the baseline's bits: forward and backward, T below, at and across
+// the block edges, d_head odd and even, inputs scaled up so the running max grows across key blocks.
+TEST(CausalAttention, Avx2KernelGivesTheBaselineBits) {
+  if (!flash::isa_available(flash::Isa::kAvx2)) GTEST_SKIP() << "this CPU has no AVX2";
+  for (int64_t T : {1, 7, 64, 65, 255, 256, 257, 600}) {
+    for (int64_t D : {16, 31, 32, 64}) {
+      const auto seed = static_cast<uint64_t>(T * 131 + D);
+      auto make = [&](uint64_t s) { return (randn({T, D}, s, torch::kFloat) * 3).contiguous(); };
+      auto q = make(seed), k = make(seed + 1), v = make(seed + 2), dy = make(seed + 3);
+      const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+      std::vector<torch::Tensor> out[2];
+      for (int which = 0; which < 2; ++which) {
+        const auto isa = which == 0 ? flash::Isa::kBaseline : flash::Isa::kAvx2;
+        auto y = torch::empty({T, D}), lse = torch::empty({T}), dq = torch::empty({T, D}),
+             dk = torch::empty({T, D}), dv = torch::empty({T, D});
+        flash::Workspace<float> ws;
+        flash::forward_with(isa, q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(), T, D, scale,
+                            y.data_ptr<float>(), lse.data_ptr<float>(), ws);
+        flash::backward_with(isa, q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(),
+                             y.data_ptr<float>(), lse.data_ptr<float>(), dy.data_ptr<float>(), T, D, scale,
+                             dq.data_ptr<float>(), dk.data_ptr<float>(), dv.data_ptr<float>(), ws);
+        out[which] = {y, lse, dq, dk, dv};
+      }
+      const char* names[] = {"y", "lse", "dq", "dk", "dv"};
+      for (int i = 0; i < 5; ++i) {
+        EXPECT_TRUE(torch::equal(out[0][i], out[1][i])) << names[i] << " T=" << T << " D=" << D;
+        EXPECT_TRUE(out[0][i].isfinite().all().item<bool>()) << names[i];
+      }
+      // Not two copies of one result: the outputs carry the inputs (the last row sees every key).
+      EXPECT_GT(out[0][0].abs().sum().item<double>(), 0.0);
+    }
   }
 }
 
