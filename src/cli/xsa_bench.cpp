@@ -4,6 +4,7 @@
 //     the bf16 matmul throughput where the CPU has native bf16 (or with --bf16);
 //   - per-variant step time split into forward+loss / backward / optimizer, and the XSA/SA ratio, in
 //     fp32 and (native bf16 or --bf16) in bf16 mixed precision;
+//   - the fused attention kernel alone in each instruction set it is compiled for (baseline, AVX2);
 //   - step time as sequence length and width grow;
 //   - model FLOPs per token (nanoGPT: 6N + 12·L·H·Q·T) and MFU against the measured peak.
 // Synthetic token ids (speed does not depend on them), so it needs no prepared data.
@@ -161,6 +162,11 @@ int run_bench(const BenchOptions& opt) {
     r.steps_bf16 = xsa::measure_steps(cfg, sa_xsa, opt.vocab, bf16_steps, bf16_warmup, xsa::Precision::kBf16);
     print_table(xsa::report::steps_bf16_table(r));
   }
+
+  // The fused kernel alone per instruction set: what the AVX2 compilation buys on this CPU, at a short, a
+  // long and the longest benchmarked length (cheap: about a second per length).
+  r.flash_kernels = xsa::measure_flash_kernels(m.d_head, {128, 2048, 8192});
+  print_table(xsa::report::flash_kernels_table(r));
 
   if (!opt.quick) measure_scaling(cfg, opt, r);
   if (!opt.json_path.empty())

@@ -123,6 +123,16 @@ json bench_results_json(const BenchResults& r) {
     out["by_seq_len"] = by_seq;
     out["by_d_model"] = by_width;
   }
+  if (!r.flash_kernels.empty()) {
+    json kernels = json::array();
+    for (const auto& k : r.flash_kernels)
+      kernels.push_back({{"isa", k.isa},
+                         {"seq_len", k.seq_len},
+                         {"d_head", k.d_head},
+                         {"forward_ms", k.forward_ms},
+                         {"backward_ms", k.backward_ms}});
+    out["flash_kernels"] = kernels;
+  }
   return out;
 }
 
@@ -220,6 +230,44 @@ Table by_d_model_table(const BenchResults& r) {
   t.key = "by_d_model";
   t.title = "step time vs width (d_head = d_model / heads)";
   fill_table(t, columns, r.by_d_model);
+  return t;
+}
+
+double flash_kernel_flops(int seq_len, int d_head) {
+  const double T = seq_len;
+  return 7.0 * d_head * T * T;
+}
+
+Table flash_kernels_table(const BenchResults& r) {
+  struct Row {
+    const FlashKernelTiming* kernel;
+    double speedup;  // the baseline compilation's forward+backward time over this one's, same shape
+  };
+  std::vector<Row> rows;
+  for (const auto& k : r.flash_kernels) {
+    double baseline_ms = 0;
+    for (const auto& b : r.flash_kernels)
+      if (b.isa == "baseline" && b.seq_len == k.seq_len && b.d_head == k.d_head)
+        baseline_ms = b.forward_ms + b.backward_ms;
+    rows.push_back({&k, ratio(baseline_ms, k.forward_ms + k.backward_ms)});
+  }
+  const Columns<Row> columns = {
+      {{"seq_len", "T", 0}, [](const Row& w) { return Cell(std::int64_t{w.kernel->seq_len}); }},
+      {{"d_head", "d_head", 0}, [](const Row& w) { return Cell(std::int64_t{w.kernel->d_head}); }},
+      {{"isa", "instruction set"}, [](const Row& w) { return Cell(w.kernel->isa); }},
+      {{"forward_ms", "forward ms", 2}, [](const Row& w) { return Cell(w.kernel->forward_ms); }},
+      {{"backward_ms", "backward ms", 2}, [](const Row& w) { return Cell(w.kernel->backward_ms); }},
+      {{"gflops", "GFLOP/s", 1},
+       [](const Row& w) {
+         const auto& k = *w.kernel;
+         return Cell(ratio(flash_kernel_flops(k.seq_len, k.d_head), (k.forward_ms + k.backward_ms) * 1e6));
+       }},
+      {{"speedup", "speed-up over baseline", 2}, [](const Row& w) { return Cell(w.speedup); }},
+  };
+  Table t;
+  t.key = "flash_kernels";
+  t.title = "fused attention kernel per instruction set (one slice, 1 thread; GFLOP/s of the causal half)";
+  fill_table(t, columns, rows);
   return t;
 }
 

@@ -36,6 +36,14 @@ struct ScalingPoint {
   double sa_flops_per_token = 0, sa_tokens_per_s = 0;
 };
 
+// The fused attention kernel alone, one (batch, head) slice at 1 thread, in one instruction set it is
+// compiled for (xsa/model/flash_attention.h): medians of repeats, the instruction sets interleaved.
+struct FlashKernelTiming {
+  std::string isa;  // "baseline", "avx2"
+  int seq_len = 0, d_head = 0;
+  double forward_ms = 0, backward_ms = 0;
+};
+
 struct BenchCpu {
   std::string model;
   std::vector<std::string> flags_present, flags_absent;
@@ -56,6 +64,7 @@ struct BenchResults {
   std::vector<StepTiming> steps;       // fp32, 1 thread: SA then XSA
   std::vector<StepTiming> steps_bf16;  // bf16 mixed precision, same order; empty when not measured
   std::vector<ScalingPoint> by_seq_len, by_d_model;
+  std::vector<FlashKernelTiming> flash_kernels;
 
   // XSA's step time over SA's (fp32); 0 when either is missing.
   double xsa_over_sa_step_ratio() const;
@@ -65,11 +74,17 @@ nlohmann::json bench_results_json(const BenchResults& results);
 
 // The tables, each available as soon as its measurements are: the matmul rates, the fp32 step breakdown
 // (with MFU against the 1-thread peak and each variant's step time over SA's), the bf16 one (with its
-// speed-up over fp32), and the two scaling sweeps.
+// speed-up over fp32), the two scaling sweeps and the fused kernel per instruction set (with GFLOP/s of the
+// causal half and the speed-up over the baseline compilation at the same shape).
 Table gemm_table(const BenchResults& results);
 Table steps_table(const BenchResults& results);
 Table steps_bf16_table(const BenchResults& results);
 Table by_seq_len_table(const BenchResults& results);
 Table by_d_model_table(const BenchResults& results);
+Table flash_kernels_table(const BenchResults& results);
+
+// FLOPs of the fused kernel's matmuls on one (T, D) slice, counting the causal half of each T × T product:
+// forward q·kᵀ and p·v (2 · D · T²), backward the recomputed q·kᵀ and four more (5 · D · T²).
+double flash_kernel_flops(int seq_len, int d_head);
 
 }  // namespace xsa::report

@@ -4,9 +4,12 @@
 #include <torch/types.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
+#include <random>
 
 #include "xsa/config/resources.h"
+#include "xsa/model/flash_attention.h"
 #include "xsa/model/gpt.h"
 #include "xsa/report/stats.h"
 #include "xsa/train/step.h"
@@ -130,6 +133,54 @@ VariantSpec fixed_lambda_variant(double lambda) {
   v.kind = VariantSpec::Kind::kFixed;
   v.lambda = lambda;
   return v;
+}
+
+std::vector<report::FlashKernelTiming> measure_flash_kernels(int d_head, const std::vector<int>& seq_lens,
+                                                             double budget_s) {
+  std::vector<flash::Isa> isas;
+  for (auto isa : {flash::Isa::kBaseline, flash::Isa::kAvx2})
+    if (flash::isa_available(isa)) isas.push_back(isa);
+  std::vector<report::FlashKernelTiming> out;
+  const int64_t D = d_head;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  for (int seq_len : seq_lens) {
+    const int64_t T = seq_len;
+    std::mt19937 rng(static_cast<unsigned>(T));
+    std::normal_distribution<float> normal;
+    auto random_slice = [&] {
+      std::vector<float> x(static_cast<std::size_t>(T * D));
+      for (auto& e : x) e = normal(rng);
+      return x;
+    };
+    const auto q = random_slice(), k = random_slice(), v = random_slice(), dy = random_slice();
+    std::vector<float> y(q.size()), lse(static_cast<std::size_t>(T)), dq(q.size()), dk(q.size()),
+        dv(q.size());
+    flash::Workspace<float> ws;
+    std::vector<std::vector<double>> forward_ms(isas.size()), backward_ms(isas.size());
+    auto run = [&](std::size_t i) {
+      auto t0 = Clock::now();
+      flash::forward_with(isas[i], q.data(), k.data(), v.data(), T, D, scale, y.data(), lse.data(), ws);
+      forward_ms[i].push_back(1e3 * seconds_since(t0));
+      t0 = Clock::now();
+      flash::backward_with(isas[i], q.data(), k.data(), v.data(), y.data(), lse.data(), dy.data(), T, D,
+                           scale, dq.data(), dk.data(), dv.data(), ws);
+      backward_ms[i].push_back(1e3 * seconds_since(t0));
+    };
+    for (std::size_t i = 0; i < isas.size(); ++i) run(i);  // warm-up (workspace, caches), timing discarded
+    double round_ms = 0;
+    for (std::size_t i = 0; i < isas.size(); ++i) {
+      round_ms += forward_ms[i].back() + backward_ms[i].back();
+      forward_ms[i].clear();
+      backward_ms[i].clear();
+    }
+    const int repeats = std::clamp(static_cast<int>(1e3 * budget_s / std::max(round_ms, 1e-3)), 3, 200);
+    for (int r = 0; r < repeats; ++r)
+      for (std::size_t i = 0; i < isas.size(); ++i) run(i);
+    for (std::size_t i = 0; i < isas.size(); ++i)
+      out.push_back({flash::isa_name(isas[i]), seq_len, d_head, report::median(forward_ms[i]),
+                     report::median(backward_ms[i])});
+  }
+  return out;
 }
 
 }  // namespace xsa

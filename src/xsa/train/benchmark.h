@@ -31,4 +31,10 @@ report::ScalingPoint measure_sa_xsa(const Config& cfg, int vocab, int steps, int
 
 VariantSpec fixed_lambda_variant(double lambda);
 
+// The fused attention kernel on one (T, d_head) slice at each T, forward then backward, in every instruction
+// set this build and CPU have (baseline first), at the current thread count (1 for a per-core figure). Random
+// inputs from a fixed seed; the instruction sets alternate within each repeat, about `budget_s` per shape.
+std::vector<report::FlashKernelTiming> measure_flash_kernels(int d_head, const std::vector<int>& seq_lens,
+                                                             double budget_s = 1.0);
+
 }  // namespace xsa

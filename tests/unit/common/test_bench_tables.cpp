@@ -57,6 +57,26 @@ TEST(BenchTables, ScalingTablesComputeRatiosAndWidthMfu) {
   EXPECT_NEAR(std::get<double>(width.rows[0][width.column("sa_mfu_pct")]), 40.0, 1e-9);
 }
 
+TEST(BenchTables, FlashKernelTableHasGflopsOfTheCausalHalfAndTheSpeedupOverBaseline) {
+  BenchResults r = hand_made();
+  r.flash_kernels = {{"baseline", 2048, 32, 10.0, 20.0}, {"avx2", 2048, 32, 8.0, 16.0}};
+  const Table t = flash_kernels_table(r);
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(std::get<std::string>(t.rows[1][t.column("isa")]), "avx2");
+  EXPECT_DOUBLE_EQ(std::get<double>(t.rows[0][t.column("speedup")]), 1.0);
+  EXPECT_DOUBLE_EQ(std::get<double>(t.rows[1][t.column("speedup")]), 1.25);  // 30 ms over 24 ms
+  // 7 · 32 · 2048² = 939,524,096 FLOPs in 30 ms: 31.317 GFLOP/s.
+  EXPECT_NEAR(std::get<double>(t.rows[0][t.column("gflops")]), 939524096.0 / 30e6, 1e-9);
+  EXPECT_DOUBLE_EQ(flash_kernel_flops(2048, 32), 939524096.0);
+  const nlohmann::json j = bench_results_json(r);
+  const auto& k = j.at("flash_kernels").at(1);
+  EXPECT_EQ(k.at("isa"), "avx2");
+  EXPECT_EQ(k.at("seq_len"), 2048);
+  EXPECT_EQ(k.at("d_head"), 32);
+  EXPECT_DOUBLE_EQ(k.at("forward_ms").get<double>(), 8.0);
+  EXPECT_DOUBLE_EQ(k.at("backward_ms").get<double>(), 16.0);
+}
+
 TEST(BenchTables, JsonHasTheKeysBenchPyReads) {
   BenchResults r = hand_made();
   r.gemm_bf16 = GemmRates{{{"qkv", 100.0, 180.0}, {"mlp_fc", 120.0, 150.0}}};
@@ -89,6 +109,7 @@ TEST(BenchTables, QuickRunsHaveNoScalingOrBf16Keys) {
   EXPECT_FALSE(j.contains("by_seq_len"));
   EXPECT_FALSE(j.contains("steps_bf16"));
   EXPECT_FALSE(j.contains("gemm_bf16"));
+  EXPECT_FALSE(j.contains("flash_kernels"));
 }
 
 }  // namespace
