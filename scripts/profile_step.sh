@@ -23,4 +23,4 @@ pkill -TERM -f -- "--out $work/run" || true
 wait "$pid" || true  # SIGTERM: the run checkpoints and exits 75
 echo "profile_step: $impl attention, T = $T x batch $batch, SA, 1 thread: top symbols by self time"
 perf report -i "$work/perf.data" --no-children --sort dso,symbol 2>/dev/null | grep -v '^#' | grep '%' | head -15 |
-  awk '{printf "%8s  %-28s %s\n", $1, $2, $4}'
+  awk '{sym = $4; for (i = 5; i <= NF; i++) sym = sym " " $i; sub(/( -)+$/, "", sym); printf "%8s  %-28s %.100s\n", $1, $2, sym}'
