@@ -19,6 +19,8 @@ round), so slow drifts of a shared machine hit them alike.
   5. the length and size table (not with --quick): paired SA+XSA at T from 128 to 8,192 and at 6 layers x
      d 256, with attention.impl fused and explicit side by side (tok/s, MFU, peak RSS, XSA/SA).
 Usage: scripts/bench.sh [--steps N] [--repeats R] [--quick] [--bf16] [--lengths-only]
+       scripts/bench.py --show FILE   reprints the length and size table of a saved bench.json (the README's
+                                      Performance tables are such blocks, checked by scripts/readme_tables.py)
 """
 import argparse
 import json
@@ -193,6 +195,28 @@ def print_length_table(rows):
           " | ".join("-" if w is None else f"{w:.2f}x" for w in worst) + " | >= 2.0 |")
 
 
+def print_lengths_result(result):
+    """The sgemm peak the MFU columns divide by, then the length and size table: what a --lengths-only run
+    prints, and what --show reprints from its bench.json."""
+    peak2 = result["xsa_bench"]["gemm"]["2"]["peak_gflops"]
+    print(f"\nsgemm peak through LibTorch, 2 cores: {peak2:.1f} GFLOP/s; {result['steps']} steps per run")
+    print_length_table(result["lengths"])
+
+
+def show(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            result = json.load(f)
+        if not result.get("lengths"):
+            sys.exit(f"bench: error: {path}: no length and size table (key 'lengths'; written by --lengths-only "
+                     "or a full run)")
+        print_lengths_result(result)
+    except (OSError, ValueError) as e:
+        sys.exit(f"bench: error: {path}: {e}")
+    except (KeyError, TypeError, StopIteration) as e:
+        sys.exit(f"bench: error: {path}: not a bench.json with a length table (missing or bad field {e})")
+
+
 def sweep_time(out_root, workers):
     out = os.path.join(out_root, f"sweep_w{workers}")
     t0 = time.time()
@@ -216,7 +240,11 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "bench"), help="where bench.json goes")
     ap.add_argument("--lengths-only", action="store_true",
                     help="only the sgemm peak and the length and size table (both attention implementations)")
+    ap.add_argument("--show", metavar="FILE", help="print the length and size table of this bench.json and stop")
     args = ap.parse_args()
+    if args.show:
+        show(args.show)
+        return
     if not os.path.exists(os.path.join(ROOT, "data/tinystories/meta.json")):
         sys.exit("bench: error: data/tinystories is not prepared (see data/README.md or run scripts/demo.sh)")
     os.makedirs(args.out, exist_ok=True)
@@ -232,8 +260,7 @@ def main():
         peak2 = micro["gemm"]["2"]["peak_gflops"] * 1e9
         if args.lengths_only:
             result["lengths"] = length_table(work, args.steps, peak2, args.repeats)
-            print(f"\nsgemm peak through LibTorch, 2 cores: {peak2 / 1e9:.1f} GFLOP/s; {args.steps} steps per run")
-            print_length_table(result["lengths"])
+            print_lengths_result(result)
             write_result(result, args.out)
             return
         measure_bf16 = cpu["bf16_native"] or args.bf16

@@ -7,8 +7,9 @@ A generated block in README.md is delimited by two HTML comments; the first name
     | ... the markdown table xsa-inspect printed ... |
     <!-- /xsa-inspect -->
 
-The tools: `xsa-inspect` (the built executable, with `--format markdown`) and `science_compute`
-(scripts/science_compute.py, the compute the science sweeps used). Arguments are relative to the repository.
+The tools: `xsa-inspect` (the built executable, with `--format markdown`), `science_compute`
+(scripts/science_compute.py, the compute the science sweeps used) and `bench` (scripts/bench.py --show: the
+length and size table of a committed bench.json). Arguments are relative to the repository.
 
 `--check` (the CTest readme.tables_match_results) reruns every block's command and fails, showing a diff, when a
 block differs; `--update` rewrites the blocks. Section headings ("## ...") of xsa-inspect's output are left out
@@ -22,7 +23,7 @@ import shlex
 import subprocess
 import sys
 
-TOOLS = r"xsa-inspect|science_compute"
+TOOLS = r"xsa-inspect|science_compute|bench"
 # A block's body never holds another marker, so a missing or mistyped closing marker cannot swallow the next
 # block: the opening marker is then left unmatched, which validate_markers reports.
 BLOCK = re.compile(r"<!-- (?P<tool>" + TOOLS + r")(?: (?P<args>[^\n]*?))? -->\n"
@@ -44,6 +45,8 @@ def validate_markers(text, blocks, readme):
 def tool_command(tool, args, exe, root):
     if tool == "science_compute":
         return [sys.executable, str(root / "scripts" / "science_compute.py")] + shlex.split(args)
+    if tool == "bench":
+        return [sys.executable, str(root / "scripts" / "bench.py"), "--show"] + shlex.split(args)
     return [str(exe)] + shlex.split(args) + ["--format", "markdown"]
 
 
@@ -78,8 +81,8 @@ def main():
     text = readme.read_text(encoding="utf-8")
     blocks = list(BLOCK.finditer(text))
     if not blocks:
-        sys.exit(f"readme_tables: error: {readme}: no <!-- xsa-inspect ... --> or <!-- science_compute ... --> "
-                 "blocks found")
+        sys.exit(f"readme_tables: error: {readme}: no <!-- xsa-inspect ... -->, <!-- science_compute ... --> or "
+                 "<!-- bench ... --> blocks found")
     validate_markers(text, blocks, readme)
 
     failures = []

@@ -38,3 +38,12 @@ add_readme_check_test(readme.tables_check_catches_an_edit README.md
 # file, line and marker, and exit 1.
 add_readme_check_test(readme.tables_rejects_a_stray_marker stray_marker.md
   "stray_marker.md:6: `<!-- xsa-inspect tests/fixtures/report/budget --section by_budget -->` opens or closes no block[^\n]*\nexit code 1\n")
+
+# A bench block (scripts/bench.py --show of a committed bench.json) with one number changed is caught too.
+add_readme_check_test(readme.tables_check_catches_an_edited_bench_block bench_edited.md
+  "README block `bench tests/fixtures/readme/bench.json` differs[^\n]*\n.*-\\| 2 layers, d 128 \\(default\\) \\| 128 x 32 \\| 13,096 .*readme_tables: 1 blocks checked, 1 differ\nexit code 1\n")
+
+# bench.py --show renders the length and size table from a bench.json: every cell and ratio of a hand-made file
+# against hand-worked values, and a bad file refused with one line naming it.
+add_test(NAME readme.bench_show_table
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/check_bench_show.py ${CMAKE_SOURCE_DIR}/scripts/bench.py)

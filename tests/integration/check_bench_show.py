@@ -1,0 +1,73 @@
+#!/usr/bin/python3
+"""scripts/bench.py --show on a hand-made bench.json: every cell and ratio of the length and size table against
+values worked out by hand from the file's numbers, a failed measurement shown as its error, and a bad file
+refused with a one-line error naming it. Usage: check_bench_show.py BENCH_PY"""
+import json
+import subprocess
+import sys
+import tempfile
+
+
+def side(tok, mfu, rss_mib, xsa_sa, over):
+    return {"tokens_per_s_per_run": tok, "mfu": mfu, "peak_rss_mib": rss_mib, "xsa_over_sa_step": xsa_sa,
+            "over_reference": over}
+
+
+def row(model, T, batch, fused, explicit, ref_tok=800.0):
+    return {"model": model, "seq_len": T, "batch": batch, "flops_per_token": 1.0, "fused": fused,
+            "explicit": explicit, "reference": {"tokens_per_s": ref_tok, "torch_threads": 1, "blas_threads": 2,
+                                                "attention": "explicit", "torch": "1.13.0a0"}}
+
+
+BENCH = {"steps": 8, "repeats": 3, "xsa_bench": {"gemm": {"2": {"peak_gflops": 123.45}}}, "lengths": [
+    row("2 layers, d 128 (default)", 128, 32, side(1000.4, 0.40, 512, 1.01, 2.5), side(900, 0.36, 600, 0.99, 2.25)),
+    row("2 layers, d 128", 2048, 2, side(12345.6, 0.50, 640, 1.0, 3.0), side(50, 0.10, 1536, 1.0, 0.6)),
+    row("2 layers, d 128", 8192, 1, side(300, 0.62, 900, 1.0, 4.0), {"error": "failed: out of memory"}),
+    row("6 layers, d 256, 8 heads", 128, 32, side(200, 0.60, 2048, 1.0, 1.5), side(190, 0.50, 2048, 1.0, 1.2)),
+    row("6 layers, d 256, 8 heads", 1024, 4, side(150, 0.54, 2048, 1.0, 2.2), side(60, 0.20, 4096, 1.0, 0.8)),
+]}
+
+EXPECTED_LINES = [
+    "sgemm peak through LibTorch, 2 cores: 123.5 GFLOP/s; 8 steps per run",
+    "| 2 layers, d 128 (default) | 128 x 32 | 1,000 | 40% | 0.50 GB | 1.010 | 900 | 36% | 0.59 GB | 0.990 | "
+    "2.50x (reference 800 tok/s, torch 1 x OpenBLAS 2, explicit) |",
+    "| 2 layers, d 128 | 2,048 x 2 | 12,346 | 50% | 0.62 GB | 1.000 | 50 | 10% | 1.50 GB | 1.000 | 3.00x (reference",
+    "| 2 layers, d 128 | 8,192 x 1 | 300 | 62% | 0.88 GB | 1.000 | failed: out of memory |  |  |  | 4.00x",
+    "| MFU at T = 2,048 / at T = 128 (2 layers) | 1.25 | 0.28 | >= 0.85 |",     # 0.50/0.40, 0.10/0.36
+    "| MFU at T = 1,024 / at T = 128 (6 layers x d 256) | 0.90 | 0.40 | >= 0.80 |",  # 0.54/0.60, 0.20/0.50
+    "| peak RSS at 2,048 x 2 / at 128 x 32 | 1.25 | 2.56 | <= 1.3 |",   # 640/512, 1536/600
+    "| paired xsa-train / best reference, the lowest row | 1.50x | 0.60x | >= 2.0 |",  # the failed cell is skipped
+]
+
+
+def main():
+    bench_py = sys.argv[1]
+    failures = []
+    with tempfile.TemporaryDirectory() as d:
+        good = f"{d}/bench.json"
+        json.dump(BENCH, open(good, "w"))
+        out = subprocess.run([sys.executable, bench_py, "--show", good], capture_output=True, text=True)
+        if out.returncode != 0:
+            failures.append(f"--show exited {out.returncode}: {out.stderr.strip()}")
+        lines = out.stdout.splitlines()
+        for want in EXPECTED_LINES:
+            if not any(line.startswith(want) for line in lines):
+                failures.append(f"no line starts with: {want}")
+        bad = {"no lengths": {"steps": 8, "xsa_bench": {"gemm": {"2": {"peak_gflops": 1.0}}}},
+               "a row without its reference": dict(BENCH, lengths=[{"model": "x"}])}
+        for name, doc in bad.items():
+            path = f"{d}/bad.json"
+            json.dump(doc, open(path, "w"))
+            out = subprocess.run([sys.executable, bench_py, "--show", path], capture_output=True, text=True)
+            err = out.stderr.strip()
+            if out.returncode == 0 or len(err.splitlines()) != 1 or not err.startswith(f"bench: error: {path}: "):
+                failures.append(f"{name}: want exit != 0 and one line 'bench: error: {path}: ...', "
+                                f"got exit {out.returncode}, stderr {err!r}")
+    for f in failures:
+        print("FAIL " + f)
+    print(f"check_bench_show: {len(EXPECTED_LINES) + 2} checks, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
