@@ -23,6 +23,8 @@ Usage: scripts/bench.sh [--steps N] [--repeats R] [--quick] [--bf16] [--lengths-
                                       Performance tables are such blocks, checked by scripts/readme_tables.py)
 """
 import argparse
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -204,13 +206,17 @@ def print_lengths_result(result):
 
 
 def show(path):
+    """Renders the whole table before printing it, so a bad file prints its one-line error and no part table."""
     try:
         with open(path, encoding="utf-8") as f:
             result = json.load(f)
         if not result.get("lengths"):
             sys.exit(f"bench: error: {path}: no length and size table (key 'lengths'; written by --lengths-only "
                      "or a full run)")
-        print_lengths_result(result)
+        table = io.StringIO()
+        with contextlib.redirect_stdout(table):
+            print_lengths_result(result)
+        sys.stdout.write(table.getvalue())
     except (OSError, ValueError) as e:
         sys.exit(f"bench: error: {path}: {e}")
     except (KeyError, TypeError, StopIteration) as e:

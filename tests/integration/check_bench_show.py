@@ -45,7 +45,8 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory() as d:
         good = f"{d}/bench.json"
-        json.dump(BENCH, open(good, "w"))
+        with open(good, "w") as f:
+            json.dump(BENCH, f)
         out = subprocess.run([sys.executable, bench_py, "--show", good], capture_output=True, text=True)
         if out.returncode != 0:
             failures.append(f"--show exited {out.returncode}: {out.stderr.strip()}")
@@ -57,12 +58,14 @@ def main():
                "a row without its reference": dict(BENCH, lengths=[{"model": "x"}])}
         for name, doc in bad.items():
             path = f"{d}/bad.json"
-            json.dump(doc, open(path, "w"))
+            with open(path, "w") as f:
+                json.dump(doc, f)
             out = subprocess.run([sys.executable, bench_py, "--show", path], capture_output=True, text=True)
             err = out.stderr.strip()
-            if out.returncode == 0 or len(err.splitlines()) != 1 or not err.startswith(f"bench: error: {path}: "):
-                failures.append(f"{name}: want exit != 0 and one line 'bench: error: {path}: ...', "
-                                f"got exit {out.returncode}, stderr {err!r}")
+            if (out.returncode == 0 or len(err.splitlines()) != 1 or not err.startswith(f"bench: error: {path}: ")
+                    or out.stdout):
+                failures.append(f"{name}: want exit != 0, one line 'bench: error: {path}: ...' and no table, "
+                                f"got exit {out.returncode}, stderr {err!r}, stdout {out.stdout[:80]!r}")
     for f in failures:
         print("FAIL " + f)
     print(f"check_bench_show: {len(EXPECTED_LINES) + 2} checks, {len(failures)} failed")
