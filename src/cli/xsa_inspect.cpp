@@ -19,6 +19,7 @@ struct InspectOptions {
   std::string format = "markdown";
   std::string sections;  // comma-separated table keys; empty = all
   std::string lambdas;   // comma-separated λ labels of the variants to keep; empty = all
+  std::string baseline;  // the run every other run is compared with; empty = each experiment's first
 };
 
 void setup_inspect_cli(CLI::App& app, InspectOptions& opt) {
@@ -43,16 +44,20 @@ void setup_inspect_cli(CLI::App& app, InspectOptions& opt) {
       "--lambda", opt.lambdas,
       "only the variants with these λ, comma-separated as the tables print them (e.g. 1,0.5,learned); "
       "their baselines stay");
+  app.add_option("--baseline", opt.baseline,
+                 "compare every run with this one (a run name as results.json has it: sa, xsa, lambda=0.5, "
+                 "xsa@2-3, tanh_gate) instead of each experiment's first run; experiments without it are "
+                 "left out; applied before --lambda");
   app.set_version_flag("--version", std::string("xsa-inspect ") + XSA_VERSION + " (no LibTorch linked)");
 }
 
 int run_inspect(const InspectOptions& opt) {
   const xsa::report::Format format = xsa::report::parse_format(opt.format);
   const xsa::report::Discovery found = xsa::report::discover_results(opt.paths);
-  xsa::report::Report report =
-      opt.lambdas.empty() ? xsa::report::build_report(found.experiments, found.notes)
-                          : xsa::report::build_report(
-                                xsa::report::select_lambdas(found.experiments, opt.lambdas), found.notes);
+  std::vector<xsa::report::ExperimentResult> experiments = found.experiments;
+  if (!opt.baseline.empty()) experiments = xsa::report::select_baseline(experiments, opt.baseline);
+  if (!opt.lambdas.empty()) experiments = xsa::report::select_lambdas(experiments, opt.lambdas);
+  xsa::report::Report report = xsa::report::build_report(experiments, found.notes);
   if (!opt.sections.empty()) report = xsa::report::select_sections(report, opt.sections);
   std::cout << xsa::report::render(report, format);
   return xsa::kExitOk;

@@ -10,9 +10,9 @@ the mean improvement % and its 95% CI, the mean Δ val loss, per seed the slope 
 log2 steps (budget) or log2 T (length), the change of the budget slope from the first interval to the last and
 the paired change of every final bias metric between neighbouring budgets, the gain at each learning rate and
 the learning-rate selection (each arm's best lr, the Δ at the two best lrs in-sample and held out), the final
-bias metrics per group and layer (each arm's mean and 95% half-width), the variants at S1 and the length trend at
-S1, and the trend with model size (per seed over log2 non-embedding parameters), then compares with
-`xsa-inspect --format json`.
+bias metrics per group and layer (each arm's mean and 95% half-width), the variants at S1 (against SA and
+against full XSA) and the length trend at S1, and the trend with model size (per seed over log2
+non-embedding parameters), then compares with `xsa-inspect --format json`.
 
 usage: check_findings.py XSA_INSPECT RESULTS_DIR
 """
@@ -37,16 +37,23 @@ LABEL_MISMATCHES = []  # load_pairs: results.json labels that differ from lambda
 
 
 @functools.lru_cache(maxsize=None)
+def read_folder(folder):
+    """(folder of a results.json, its document) for every results.json under `folder`, read once."""
+    found = []
+    for root, _, files in sorted(os.walk(folder)):
+        if "results.json" in files:
+            with open(os.path.join(root, "results.json")) as f:
+                found.append((root, json.load(f)))
+    return found
+
+
+@functools.lru_cache(maxsize=None)
 def load_pairs(folder):
     """One record per (results.json, variant other than SA): its seed, steps, seq_len, batch, λ label and both
     final validation losses. Read once per folder (several checks use one folder), so a label mismatch is
     recorded once; callers do not modify the records."""
     pairs = []
-    for root, _, files in os.walk(folder):
-        if "results.json" not in files:
-            continue
-        with open(os.path.join(root, "results.json")) as f:
-            data = json.load(f)
+    for root, data in read_folder(folder):
         train = data["config"]["train"]
         runs = {r["variant"]: r for r in data["runs"]}
         base = runs["sa"]
@@ -297,6 +304,27 @@ def check_lambda(checker, folder):
         checker.compare_group(f"{folder} by_lambda λ={lam}", rows[lam], groups[lam])
 
 
+def check_against(checker, folder, baseline):
+    """`xsa-inspect --baseline`: every other run of each experiment against the run named `baseline` (the
+    variants of variants_s1 against full XSA), grouped by λ label like by_lambda."""
+    groups = defaultdict(list)
+    for _, data in read_folder(folder):
+        runs = {r["variant"]: r for r in data["runs"]}
+        if baseline not in runs:
+            continue
+        lr_scale = data["config"]["attention"].get("lambda_lr_scale", 1.0)
+        for run in data["runs"]:
+            if run["variant"] != baseline:
+                groups[lambda_label(run, lr_scale)].append(
+                    {"base": runs[baseline]["final"]["val_loss"], "variant": run["final"]["val_loss"]})
+    rows = {r["lambda"]: r for r in checker.rows([folder, "--baseline", baseline], "by_lambda")}
+    if set(rows) != set(groups):
+        checker.failures.append(f"{folder} by_lambda against {baseline}: groups {sorted(groups)}, "
+                                f"xsa-inspect has {sorted(rows)}")
+    for lam in sorted(set(rows) & set(groups)):
+        checker.compare_group(f"{folder} by_lambda λ={lam} against {baseline}", rows[lam], groups[lam])
+
+
 def check_learning_rates(checker, folder):
     """The gain at each lr (by_lambda: one row per λ and lr) and the lr selection: each arm's best lr by mean final
     val loss over the seeds with every lr, the paired Δ at the two best lrs, and the same with each seed's lrs
@@ -435,6 +463,7 @@ def main():
         check_bias(checker, folder)
     if "variants_s1" not in pending:
         check_lambda(checker, second["variants_s1"])
+        check_against(checker, second["variants_s1"], "xsa")
         check_bias(checker, second["variants_s1"])
     if "size_s2" not in pending:
         check_bias(checker, second["size_s2"])

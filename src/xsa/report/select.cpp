@@ -9,6 +9,33 @@
 
 namespace xsa::report {
 
+std::vector<ExperimentResult> select_baseline(const std::vector<ExperimentResult>& experiments,
+                                              const std::string& variant) {
+  std::vector<ExperimentResult> out;
+  std::set<std::string> present;
+  for (const auto& e : experiments) {
+    for (const auto& run : e.runs) present.insert(run.variant);
+    const RunResult* baseline = e.find_run(variant);
+    if (!baseline) continue;
+    ExperimentResult rebased = e;
+    rebased.runs = {*baseline};
+    rebased.comparisons.clear();
+    for (const auto& run : e.runs) {
+      if (run.variant == variant) continue;
+      rebased.runs.push_back(run);
+      rebased.comparisons.push_back(compare_runs(*baseline, run));
+    }
+    out.push_back(std::move(rebased));
+  }
+  if (out.empty()) {
+    std::string known;
+    for (const auto& p : present) known += (known.empty() ? "" : ", ") + p;
+    throw InputError("--baseline '" + variant + "': no run of this name in the results (they have: " +
+                     (known.empty() ? std::string("none") : known) + ")");
+  }
+  return out;
+}
+
 std::vector<ExperimentResult> select_lambdas(const std::vector<ExperimentResult>& experiments,
                                              const std::string& comma_separated_labels) {
   std::set<std::string> wanted, present;

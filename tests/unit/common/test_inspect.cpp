@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -845,6 +846,58 @@ TEST(Report, SelectLambdasKeepsThoseVariantsWithTheirBaselines) {
   }
 }
 
+TEST(Report, SelectBaselineComparesEveryRunWithTheNamedOne) {
+  const Discovery d = discover_results({kSingle, kSweep});
+  // xsa is in tiny and the three λ=1 seeds; the λ=0.5 seeds have none and are dropped.
+  const std::vector<ExperimentResult> rebased = select_baseline(d.experiments, "xsa");
+  ASSERT_EQ(rebased.size(), 4u);
+  const ExperimentResult& tiny = rebased[0];
+  EXPECT_EQ(tiny.label, "tiny");
+  ASSERT_EQ(tiny.runs.size(), 3u);  // the named run first, the others in their order
+  EXPECT_EQ(tiny.runs[0].variant, "xsa");
+  EXPECT_EQ(tiny.runs[1].variant, "sa");
+  EXPECT_EQ(tiny.runs[2].variant, "learned");
+  ASSERT_EQ(tiny.comparisons.size(), 2u);
+  // Final losses sa 2.5, xsa 2.45, learned 2.47: Δ = run − xsa, improvement = 100 (xsa − run) / xsa.
+  EXPECT_EQ(tiny.comparisons[0].baseline, "xsa");
+  EXPECT_EQ(tiny.comparisons[0].variant, "sa");
+  EXPECT_NEAR(tiny.comparisons[0].delta_val_loss, 0.05, 1e-12);
+  EXPECT_NEAR(tiny.comparisons[0].improvement_pct, -100.0 * 0.05 / 2.45, 1e-9);
+  EXPECT_FALSE(tiny.comparisons[0].delta_val_loss_sem.has_value());  // no per-window losses in a file
+  EXPECT_NEAR(tiny.comparisons[1].delta_val_loss, 0.02, 1e-12);
+  // The three λ=1 seeds: sa − xsa = 2.0 − 1.95, 2.1 − 2.04, 1.9 − 1.86 = +0.05, +0.06, +0.04: mean +0.05,
+  // sd 0.01, 95% CI ±t(0.975, 2) · 0.01 / √3, every seed against SA, so "worse".
+  const std::vector<ExperimentResult> sweep = select_baseline(discover_results({kSweep}).experiments, "xsa");
+  ASSERT_EQ(sweep.size(), 3u);
+  const Report report = build_report(sweep);
+  const Table& by_lambda = report.table("by_lambda");
+  ASSERT_EQ(by_lambda.rows.size(), 1u);
+  EXPECT_EQ(text(by_lambda, 0, "baseline"), "xsa");
+  EXPECT_EQ(text(by_lambda, 0, "lambda"), "0");
+  EXPECT_EQ(integer(by_lambda, 0, "n"), 3);
+  EXPECT_NEAR(num(by_lambda, 0, "mean_delta"), 0.05, 1e-9);
+  const double half = 4.302652729911 * 0.01 / std::sqrt(3.0);
+  EXPECT_NEAR(num(by_lambda, 0, "delta_ci_low"), 0.05 - half, 1e-9);
+  EXPECT_NEAR(num(by_lambda, 0, "delta_ci_high"), 0.05 + half, 1e-9);
+  EXPECT_NEAR(num(by_lambda, 0, "mean_improvement_pct"),
+              -100.0 * (0.05 / 1.95 + 0.06 / 2.04 + 0.04 / 1.86) / 3.0, 1e-9);
+  EXPECT_EQ(text(by_lambda, 0, "verdict"), "worse");
+  // Applied before the λ filter: xsa against learned only.
+  const std::vector<ExperimentResult> learned = select_lambdas(rebased, "learned");
+  ASSERT_EQ(learned.size(), 1u);
+  ASSERT_EQ(learned[0].runs.size(), 2u);
+  EXPECT_EQ(learned[0].runs[0].variant, "xsa");
+  EXPECT_EQ(learned[0].runs[1].variant, "learned");
+  try {
+    select_baseline(d.experiments, "lambda=0.3");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("--baseline 'lambda=0.3'"), std::string::npos) << what;
+    EXPECT_NE(what.find("lambda=0.5, learned, sa, xsa"), std::string::npos) << what;
+  }
+}
+
 TEST(Report, LearnedRunsWithADifferentLambdaLrNeverShareAGroup) {
   const Discovery d = discover_results({kSingle});
   ASSERT_EQ(d.experiments.size(), 1u);
@@ -977,6 +1030,18 @@ TEST(InspectCli, LambdaFilterKeepsOnlyThoseVariants) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(count_lines(bad.err), 1) << bad.err;
   EXPECT_NE(bad.err.find("--lambda '0.3'"), std::string::npos) << bad.err;
+}
+
+TEST(InspectCli, BaselineOptionRebasesTheComparisons) {
+  const CommandResult r = run_inspect(kSweep + " --baseline xsa --section by_lambda --format csv");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count_lines(r.out), 2) << r.out;  // header + sa against xsa
+  EXPECT_NE(r.out.find("by_lambda,xsa,0,"), std::string::npos) << r.out;
+  const CommandResult bad = run_inspect(kSweep + " --baseline gate");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(count_lines(bad.err), 1) << bad.err;
+  EXPECT_NE(bad.err.find("--baseline 'gate'"), std::string::npos) << bad.err;
+  EXPECT_TRUE(bad.out.empty()) << bad.out;
 }
 
 TEST(InspectCli, BadInputExitsTwoWithOneLine) {
