@@ -2,7 +2,8 @@
 """Figures for the README's Findings, drawn from xsa-inspect's own JSON (the numbers of the tables, not a
 second implementation of the statistics).
 
-Usage: scripts/plot_findings.py PATH... --out DIR [--lambda 1,0.5] [--only NAME,...] [--inspect build/xsa-inspect]
+Usage: scripts/plot_findings.py PATH... --out DIR [--baseline RUN] [--lambda 1,0.5] [--only NAME,...]
+                                [--inspect build/xsa-inspect]
 
 Runs `xsa-inspect PATH... --format json` and writes into DIR every figure whose section has rows:
   improvement_vs_budget.png  mean improvement % vs training steps (log axis) with 95% CI bars, per λ; the
@@ -10,7 +11,7 @@ Runs `xsa-inspect PATH... --format json` and writes into DIR every figure whose 
   eval_delta_curve.png       paired Δ val loss (variant − baseline) along training with its 95% CI band,
                              per λ and budget
   improvement_vs_lambda.png  mean improvement % per λ (numbers, then learned / gate) with 95% CI bars, per
-                             budget
+                             budget (with --baseline xsa: the other variants against full XSA)
   improvement_vs_seq_len.png mean improvement % vs T with 95% CI bars, per λ and tokens per step; the legend
                              gives each line's trend (seq_len_trend: points per doubling of T, 95% CI)
   bias_init_vs_end.png       per layer: cos(y,v), cos(z,v), a_ii and value cosine of the baseline and the
@@ -47,8 +48,8 @@ def fail(message):
     sys.exit(2)
 
 
-def inspect_json(exe, paths, lambdas=None):
-    extra = ["--lambda", lambdas] if lambdas else []
+def inspect_json(exe, paths, lambdas=None, baseline=None):
+    extra = (["--baseline", baseline] if baseline else []) + (["--lambda", lambdas] if lambdas else [])
     proc = subprocess.run([exe, *paths, *extra, "--format", "json"], capture_output=True, text=True)
     if proc.returncode != 0:
         print(f"plot_findings: error: xsa-inspect: {proc.stderr.strip()}", file=sys.stderr)
@@ -58,7 +59,23 @@ def inspect_json(exe, paths, lambdas=None):
 
 def lam_label(row):
     lam = row["lambda"]
+    if "@" in lam:  # a variant on some layers only: "1@2-3"
+        fixed, layers = lam.split("@", 1)
+        return f"{lam_label({'lambda': fixed})} on layers {layers}"
+    if lam == "0":
+        return "SA (λ=0)"
     return ("XSA (λ=1)" if lam == "1" else f"λ={lam}") if lam[0].isdigit() else lam
+
+
+def baseline_name(rows):
+    """The runs the rows are compared with, as the axis labels say it: SA, XSA, or the run's name."""
+    names = {r["baseline"] for r in rows}
+    name = names.pop() if len(names) == 1 else "the baseline"
+    return {"sa": "SA", "xsa": "XSA"}.get(name, name)
+
+
+def improvement_axis(rows):
+    return f"val-loss improvement over {baseline_name(rows)}, %"
 
 
 def ci_bars(rows, key="mean_improvement_pct", low="improvement_ci_low", high="improvement_ci_high"):
@@ -74,9 +91,6 @@ def save(fig, out, name):
     fig.savefig(path, dpi=110)
     plt.close(fig)
     print(f"plot_findings: wrote {path}")
-
-
-IMPROVEMENT = "val-loss improvement over SA, %"
 
 
 def finish(fig, ax, out, name, xlabel, ylabel, title, legend_size=None):
@@ -120,7 +134,7 @@ def improvement_vs_budget(doc, out):
     ax.minorticks_off()
     per_step = {r["tokens"] // r["steps"] for r in rows if r["tokens"]}
     xlabel = f"training steps ({per_step.pop():,} tokens each)" if len(per_step) == 1 else "training steps"
-    finish(fig, ax, out, "improvement_vs_budget.png", xlabel, IMPROVEMENT,
+    finish(fig, ax, out, "improvement_vs_budget.png", xlabel, improvement_axis(rows),
            "Gain vs training budget (mean, 95% CI over seeds)", 8)
 
 
@@ -136,7 +150,7 @@ def eval_delta_curve(doc, out):
         lo = [r["delta_ci_low"] if r["delta_ci_low"] is not None else r["mean_delta"] for r in sel]
         hi = [r["delta_ci_high"] if r["delta_ci_high"] is not None else r["mean_delta"] for r in sel]
         ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.15)
-    finish(fig, ax, out, "eval_delta_curve.png", "step", "Δ val loss (variant − SA)",
+    finish(fig, ax, out, "eval_delta_curve.png", "step", f"Δ val loss (variant − {baseline_name(rows)})",
            "Paired val-loss difference along training (95% CI band)", 8)
 
 
@@ -157,9 +171,11 @@ def improvement_vs_lambda(doc, out):
         ax.errorbar([labels.index(r["lambda"]) + offset for r in sel], ys, yerr=err, marker="o", capsize=4,
                     linestyle="none", label=f"{steps} steps")
     ax.set_xticks(range(len(labels)))
-    ax.set_xticklabels([f"λ={l}" if l[0].isdigit() else l.replace(" lr×", "\nlr×") for l in labels])
-    finish(fig, ax, out, "improvement_vs_lambda.png", "variant (each vs its seed's SA baseline)", IMPROVEMENT,
-           "Gain per λ (mean, 95% CI over seeds)", 8)
+    ax.set_xticklabels([lam_label({"lambda": l}).replace(" on ", "\non ").replace(" lr×", "\nlr×") for l in labels],
+                       fontsize=8)
+    finish(fig, ax, out, "improvement_vs_lambda.png", f"variant (each vs its seed's {baseline_name(rows)} run)",
+           improvement_axis(rows),
+           "Gain per variant (mean, 95% CI over seeds)", 8)
 
 
 def length_series(rows):
@@ -228,7 +244,7 @@ def improvement_vs_seq_len(doc, out):
     ax.set_xticks(lengths)
     ax.set_xticklabels([str(t) for t in lengths])
     ax.minorticks_off()
-    finish(fig, ax, out, "improvement_vs_seq_len.png", "sequence length T", IMPROVEMENT,
+    finish(fig, ax, out, "improvement_vs_seq_len.png", "sequence length T", improvement_axis(rows),
            "Gain vs context length (mean, 95% CI over seeds)", 8)
 
 
@@ -248,7 +264,8 @@ def bias_init_vs_end(doc, out):
     # bar per training budget, to show how the metrics move with longer training.
     init = pick(init_rows, budgets[0])
     name = lam_label(fixed[0])
-    bars = [("SA init", init, "base")] + [(f"SA {b} steps", pick(end_rows, b), "base") for b in budgets]
+    base = baseline_name(fixed)
+    bars = [(f"{base} init", init, "base")] + [(f"{base} {b} steps", pick(end_rows, b), "base") for b in budgets]
     bars += [(f"{name} init", init, "var")] + [(f"{name} {b} steps", pick(end_rows, b), "var") for b in budgets]
     bars = [b for b in bars if b[1]]
     layers = sorted({r["layer"] for _, rows, _ in bars for r in rows})
@@ -290,7 +307,7 @@ def improvement_vs_size(doc, out):
     ax.set_xticks(sorted(ticks))
     ax.set_xticklabels([f"{ticks[x]}\n{x / 1e6:.2f}M" for x in sorted(ticks)], fontsize=8)
     ax.minorticks_off()
-    finish(fig, ax, out, "improvement_vs_size.png", "model (non-embedding parameters)", IMPROVEMENT,
+    finish(fig, ax, out, "improvement_vs_size.png", "model (non-embedding parameters)", improvement_axis(trends),
            "Gain vs model size (mean, 95% CI over seeds)", 8)
 
 
@@ -369,7 +386,7 @@ def improvement_vs_lr(doc, out):
     ax_loss.set_ylabel("final val loss (mean over seeds)")
     ax_loss.set_title("Each arm's final val loss (★ its best lr)")
     ax_loss.legend(fontsize=8)
-    finish(fig, ax_gain, out, "improvement_vs_lr.png", "peak learning rate (min_lr = lr/10)", IMPROVEMENT,
+    finish(fig, ax_gain, out, "improvement_vs_lr.png", "peak learning rate (min_lr = lr/10)", improvement_axis(gains),
            "Gain at each lr (mean, 95% CI over seeds)", 8)
 
 
@@ -379,6 +396,7 @@ def main():
     ap.add_argument("--out", required=True, help="folder for the PNG files (created if missing)")
     ap.add_argument("--only", help="only these figures, comma-separated names without .png (e.g. improvement_vs_lambda)")
     ap.add_argument("--lambda", dest="lambdas", help="only these variants, as xsa-inspect --lambda (e.g. 1,0.5)")
+    ap.add_argument("--baseline", help="compare with this run instead of SA, as xsa-inspect --baseline (e.g. xsa)")
     root = pathlib.Path(__file__).resolve().parent.parent
     ap.add_argument("--inspect", default=str(root / "build" / "xsa-inspect"), help="xsa-inspect executable")
     args = ap.parse_args()
@@ -391,7 +409,7 @@ def main():
     for name in only:
         if name not in names:
             fail(f"--only '{name}': not a figure, expected one of {', '.join(names)}")
-    doc = inspect_json(args.inspect, args.paths, args.lambdas)
+    doc = inspect_json(args.inspect, args.paths, args.lambdas, args.baseline)
     os.makedirs(args.out, exist_ok=True)
     for plot in plots:
         if plot.__name__ in only:

@@ -19,6 +19,24 @@ add_test(NAME plots.findings_lambda_filter
     ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single ${CMAKE_SOURCE_DIR}/tests/fixtures/report/sweep
     --lambda 0.5 --inspect $<TARGET_FILE:xsa-inspect>)
 
+# --baseline reaches xsa-inspect: against xsa, the single fixture's sa and learned are two variants, so the λ
+# figure is drawn (the sweep's λ=0.5 seeds have no xsa run and drop out); one budget and one lr, so neither of
+# those figures. A run name no experiment has is bad input: exit 2, one line.
+add_test(NAME plots.findings_baseline
+  COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_baseline_out
+    "improvement_vs_lambda eval_delta_curve" "improvement_vs_budget improvement_vs_lr"
+    /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py
+    ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single ${CMAKE_SOURCE_DIR}/tests/fixtures/report/sweep
+    --baseline xsa --only improvement_vs_lambda,eval_delta_curve,improvement_vs_budget,improvement_vs_lr
+    --inspect $<TARGET_FILE:xsa-inspect>)
+add_test(NAME plots.findings_bad_baseline_exits_2
+  COMMAND bash -c [=[
+    err=$("$@" 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ "$err" == *"--baseline 'nope'"* ]] ||
+      { echo "rc=$rc stderr=$err"; exit 1; }
+  ]=] _ /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single
+    --baseline nope --out ${CMAKE_BINARY_DIR}/tests/findings_bad_baseline_out --inspect $<TARGET_FILE:xsa-inspect>)
+
 # --only draws just the named figures, although the fixtures have the data for three more.
 add_test(NAME plots.findings_only
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_only_out
