@@ -10,8 +10,9 @@
 # Usage: scripts/run_science.sh [--round 2|1] [--lanes 2|1] [--only NAME[,NAME...]]
 #   --round 2 (default): the second round (README "Findings", questions 5-8): both lanes start on
 #             lr_control (sharing its points: claims train each point once), so the short, first-priority
-#             sweep finishes first; then lane A size_s2 -> variants_s1, lane B variants_s1 -> size_s2, then
-#             both length_s1 (the fused attention's sweep).
+#             sweep finishes first; then lane A size_s2 -> variants_s1 -> length_s1, lane B variants_s1 ->
+#             length_s1 -> size_s2 (one lane on short points, so a session that ends mid-point loses little
+#             on it), then both gate_lr_s1 (question 7's control: the tanh gate at 30x its lr).
 #   --round 1: the first round's sweeps (all finished and committed; a rerun only rewrites their summaries):
 #             lane A budget_300 -> budget_1200 -> budget_2400,
 #             lane B seqlen_tokens -> lambda_lr -> seqlen_fixed_batch -> budget_2400.
@@ -29,7 +30,7 @@ while [ $# -gt 0 ]; do
     --lanes) lanes="${2:-}"; shift 2 ;;
     --round) round="${2:-}"; shift 2 ;;
     --only) only="${2:-}"; shift 2 ;;
-    -h|--help) sed -n 2,19p "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n 2,21p "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run_science: error: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -77,8 +78,8 @@ if [ "$round" = 1 ]; then
   queue_a=(budget_300 budget_1200 budget_2400)
   queue_b=(seqlen_tokens lambda_lr seqlen_fixed_batch budget_2400)
 else
-  queue_a=(lr_control size_s2 variants_s1 length_s1)
-  queue_b=(lr_control variants_s1 size_s2 length_s1)
+  queue_a=(lr_control size_s2 variants_s1 length_s1 gate_lr_s1)
+  queue_b=(lr_control variants_s1 length_s1 size_s2 gate_lr_s1)
 fi
 
 if [ -n "$only" ]; then

@@ -448,7 +448,8 @@ def main():
             sys.exit(f"check_findings: {folder}: no such folder")
     # The second round's sweeps that are still running: each is checked once it has a finished point, and the
     # summary line names those without one, so an unchecked table is never silent.
-    second = {name: os.path.join(results, name) for name in ("variants_s1", "size_s2", "length_s1")}
+    second = {name: os.path.join(results, name)
+              for name in ("variants_s1", "size_s2", "length_s1", "gate_lr_s1")}
     pending = [name for name, folder in second.items() if not finished(folder)]
     checker = Checker(inspect)
     check_budget(checker, budgets)
@@ -464,11 +465,15 @@ def main():
     if "variants_s1" not in pending:
         check_lambda(checker, second["variants_s1"])
         check_against(checker, second["variants_s1"], "xsa")
+        check_against(checker, second["variants_s1"], "xsa@2-3")  # the two halves against each other
         check_bias(checker, second["variants_s1"])
     if "size_s2" not in pending:
         check_bias(checker, second["size_s2"])
     if "length_s1" not in pending:
         check_lengths(checker, second["length_s1"])
+    if "gate_lr_s1" not in pending:
+        check_lambda(checker, second["gate_lr_s1"])
+        check_against(checker, second["gate_lr_s1"], "xsa")
     # S0 = lr_control's cells, S1 = variants_s1's sa and xsa, S2 = size_s2.
     trends = check_sizes(checker, [os.path.join(results, "lr_control"), second["variants_s1"], second["size_s2"]])
     checker.failures += LABEL_MISMATCHES

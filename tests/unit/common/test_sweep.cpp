@@ -135,7 +135,8 @@ TEST(SweepGrid, ScienceSweepConfigs) {
       {"budget_2400", 5, "explicit"},         {"lambda_lr", 5, "explicit"},
       {"seqlen_fixed_batch", 15, "explicit"}, {"seqlen_tokens", 20, "explicit"},
       {"lr_control", 25, "explicit"},         {"size_s2", 10, "explicit"},
-      {"variants_s1", 5, "explicit"},         {"length_s1", 15, "fused"}};
+      {"variants_s1", 5, "explicit"},         {"length_s1", 15, "fused"},
+      {"gate_lr_s1", 5, "explicit"}};
   std::size_t files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     if (entry.path().extension() == ".yaml") ++files;
