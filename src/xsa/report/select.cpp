@@ -23,7 +23,11 @@ std::vector<ExperimentResult> select_baseline(const std::vector<ExperimentResult
     for (const auto& run : e.runs) {
       if (run.variant == variant) continue;
       rebased.runs.push_back(run);
-      rebased.comparisons.push_back(compare_runs(*baseline, run));
+      // A comparison the file already holds keeps its per-window SE (--baseline naming the first run).
+      const Comparison* kept = nullptr;
+      for (const auto& c : e.comparisons)
+        if (c.baseline == variant && c.variant == run.variant) kept = &c;
+      rebased.comparisons.push_back(kept ? *kept : compare_runs(*baseline, run));
     }
     out.push_back(std::move(rebased));
   }

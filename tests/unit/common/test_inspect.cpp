@@ -882,6 +882,15 @@ TEST(Report, SelectBaselineComparesEveryRunWithTheNamedOne) {
   EXPECT_NEAR(num(by_lambda, 0, "mean_improvement_pct"),
               -100.0 * (0.05 / 1.95 + 0.06 / 2.04 + 0.04 / 1.86) / 3.0, 1e-9);
   EXPECT_EQ(text(by_lambda, 0, "verdict"), "worse");
+  // Naming the first run keeps the file's comparisons, and with them their per-window SE.
+  std::vector<ExperimentResult> with_se = {d.experiments[0]};
+  with_se[0].comparisons[0].delta_val_loss_sem = 0.004;
+  const std::vector<ExperimentResult> same = select_baseline(with_se, "sa");
+  ASSERT_EQ(same[0].comparisons.size(), 2u);
+  EXPECT_EQ(same[0].comparisons[0].variant, "xsa");
+  EXPECT_EQ(same[0].comparisons[0].delta_val_loss_sem, 0.004);
+  EXPECT_NEAR(same[0].comparisons[0].delta_val_loss, -0.05, 1e-12);
+  EXPECT_FALSE(same[0].comparisons[1].delta_val_loss_sem.has_value());
   // Applied before the λ filter: xsa against learned only.
   const std::vector<ExperimentResult> learned = select_lambdas(rebased, "learned");
   ASSERT_EQ(learned.size(), 1u);
