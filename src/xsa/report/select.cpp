@@ -8,6 +8,16 @@
 #include "xsa/util/error.h"
 
 namespace xsa::report {
+namespace {
+
+// "a, b, c" (sorted, as the set holds them), or "none": what an error message says the results have.
+std::string names_or_none(const std::set<std::string>& names) {
+  std::string joined;
+  for (const auto& n : names) joined += (joined.empty() ? "" : ", ") + n;
+  return joined.empty() ? "none" : joined;
+}
+
+}  // namespace
 
 std::vector<ExperimentResult> select_baseline(const std::vector<ExperimentResult>& experiments,
                                               const std::string& variant) {
@@ -32,10 +42,8 @@ std::vector<ExperimentResult> select_baseline(const std::vector<ExperimentResult
     out.push_back(std::move(rebased));
   }
   if (out.empty()) {
-    std::string known;
-    for (const auto& p : present) known += (known.empty() ? "" : ", ") + p;
-    throw InputError("--baseline '" + variant + "': no run of this name in the results (they have: " +
-                     (known.empty() ? std::string("none") : known) + ")");
+    throw InputError("--baseline '" + variant +
+                     "': no run of this name in the results (they have: " + names_or_none(present) + ")");
   }
   return out;
 }
@@ -77,10 +85,8 @@ std::vector<ExperimentResult> select_lambdas(const std::vector<ExperimentResult>
   }
   for (const auto& label : wanted) {
     if (present.count(label)) continue;
-    std::string known;
-    for (const auto& p : present) known += (known.empty() ? "" : ", ") + p;
-    throw InputError("--lambda '" + label + "': no variant with this λ in the results (they have: " +
-                     (known.empty() ? std::string("none") : known) + ")");
+    throw InputError("--lambda '" + label +
+                     "': no variant with this λ in the results (they have: " + names_or_none(present) + ")");
   }
   return out;
 }
