@@ -185,15 +185,17 @@ def length_series(rows):
     (T=128 at batch 32 is also 4,096 tokens/step); lengths on neither make one line per batch size. `design` is
     spelt as xsa-inspect's seq_len_trend section spells it (None: batch size unknown); both group the same way."""
     series = []
-    ident = lambda r: (r["baseline"], r["lambda"], r["steps"], r.get("model"), r.get("lr"))
+    ident = lambda r: (r["baseline"], r["lambda"], r["steps"], r.get("model"), r.get("lr"), r.get("attention_impl"))
     keys = sorted({ident(r) for r in rows}, key=str)
     several_baselines = len({k[0] for k in keys}) > 1
     several_models = len({k[3] for k in keys}) > 1
     several_lrs = len({k[4] for k in keys}) > 1
+    several_impls = len({k[5] for k in keys}) > 1
     for key in keys:
         group = [r for r in rows if ident(r) == key]
         name = (f"{lam_label(group[0])}, {key[2]} steps" + (f", {key[3]}" if several_models else "")
-                + (f", lr {key[4]:g}" if several_lrs else "") + (f" (vs {key[0]})" if several_baselines else ""))
+                + (f", lr {key[4]:g}" if several_lrs else "") + (f", {key[5]} attention" if several_impls else "")
+                + (f" (vs {key[0]})" if several_baselines else ""))
         by_tokens, by_batch = {}, {}
         for r in group:
             if r["batch_size"] is not None and r["tokens_per_step"] is not None:
@@ -223,8 +225,10 @@ def length_series(rows):
 def trend_text(doc, row, design):
     """The legend's note of the length trend (xsa-inspect's seq_len_trend row of that line), or "" without one."""
     for t in doc.get("seq_len_trend", []):
-        key = (t["baseline"], t["lambda"], t["steps"], t.get("model"), t.get("lr"), t["design"])
-        mine = (row["baseline"], row["lambda"], row["steps"], row.get("model"), row.get("lr"), design)
+        key = (t["baseline"], t["lambda"], t["steps"], t.get("model"), t.get("lr"), t.get("attention_impl"),
+               t["design"])
+        mine = (row["baseline"], row["lambda"], row["steps"], row.get("model"), row.get("lr"),
+                row.get("attention_impl"), design)
         if key == mine and t["slope"] is not None:
             return slope_text(t, "T")
     return ""
@@ -295,7 +299,8 @@ def improvement_vs_size(doc, out):
     ticks = {}
     for t in trends:
         params = dict(zip(t["models"].split(", "), (int(p) for p in t["params"].split())))
-        key = lambda r, batch: (r["baseline"], r["lambda"], r["lr"], r["steps"], r["seq_len"], r[batch])
+        key = lambda r, batch: (r["baseline"], r["lambda"], r["lr"], r["steps"], r["seq_len"], r[batch],
+                                r.get("attention_impl"))
         sel = sorted((r for r in gains if key(r, "batch_size") == key(t, "batch") and r["model"] in params),
                      key=lambda r: params[r["model"]])
         ys, err = ci_bars(sel)
@@ -321,13 +326,14 @@ def bias_by_depth(doc, out):
     models = sorted({r["model"] for r in rows}, key=lambda m: (n_layers(m), m))
     if len(models) < 2:
         return
-    # One setting for every model, so the lines differ in size alone: the (budget, length, batch, lr) most models
-    # have (ties: the smaller).
-    setting = lambda r: (r["baseline"], r["lambda"], r["steps"], r["seq_len"], r["batch"], r["lr"])
+    # One setting for every model, so the lines differ in size alone: the (budget, length, batch, lr, attention)
+    # most models have (ties: the smaller).
+    setting = lambda r: (r["baseline"], r["lambda"], r["steps"], r["seq_len"], r["batch"], r["lr"],
+                         r.get("attention_impl") or "")
     settings = sorted({setting(r) for r in rows},
                       key=lambda k: (-len({r["model"] for r in rows if setting(r) == k}), k[2:], k[:2]))
     chosen = settings[0]
-    _, lam, steps, seq_len, _, lr = chosen
+    _, lam, steps, seq_len, _, lr, _ = chosen
     rows = [r for r in rows if setting(r) == chosen]
     models = [m for m in models if any(r["model"] == m for r in rows)]
     if len(models) < 2:

@@ -49,8 +49,8 @@ def read_folder(folder):
 
 @functools.lru_cache(maxsize=None)
 def load_pairs(folder):
-    """One record per (results.json, variant other than SA): its seed, steps, seq_len, batch, λ label and both
-    final validation losses. Read once per folder (several checks use one folder), so a label mismatch is
+    """One record per (results.json, variant other than SA): its seed, steps, seq_len, batch, lr, model,
+    attention implementation, λ label and both final validation losses. Read once per folder (several checks use one folder), so a label mismatch is
     recorded once; callers do not modify the records."""
     pairs = []
     for root, data in read_folder(folder):
@@ -59,6 +59,7 @@ def load_pairs(folder):
         base = runs["sa"]
         lr_scale = data["config"]["attention"].get("lambda_lr_scale", 1.0)  # older results predate the key
         model = data["config"]["model"]
+        impl = data["config"]["attention"].get("impl", "explicit")  # records before the key ran explicit
         for run in data["runs"]:
             if run["variant"] == "sa":
                 continue
@@ -68,7 +69,7 @@ def load_pairs(folder):
                                         f"expected {label!r}")
             pairs.append({"path": root, "seed": data["config"]["seed"], "steps": train["steps"],
                           "seq_len": data["config"]["data"]["seq_len"], "batch": train["batch_size"],
-                          "lr": train["lr"], "model": model_label(model), "params": non_embedding(model),
+                          "lr": train["lr"], "model": model_label(model), "params": non_embedding(model), "impl": impl,
                           "lambda": label, "base": base["final"]["val_loss"],
                           "variant": run["final"]["val_loss"], "base_bias": final_bias(base),
                           "var_bias": final_bias(run), "var_bias_step": final_step(run)})
@@ -385,11 +386,11 @@ def check_sizes(checker, folders):
     tag = " ".join(os.path.basename(f) for f in folders)
     series = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))  # key -> seed -> params -> gains
     for p in (p for f in folders for p in load_pairs(f)):
-        key = (p["lambda"], p["lr"], p["steps"], p["seq_len"], p["batch"])
+        key = (p["lambda"], p["lr"], p["steps"], p["seq_len"], p["batch"], p["impl"])  # never across impls
         series[key][p["seed"]][p["params"]].append(improvement(p))
     sizes = {key: set(x for at in seeds.values() for x in at) for key, seeds in series.items()}
     expected = {key for key in series if len(sizes[key]) >= 2}
-    rows = {(r["lambda"], r["lr"], r["steps"], r["seq_len"], r["batch"]): r
+    rows = {(r["lambda"], r["lr"], r["steps"], r["seq_len"], r["batch"], r["attention_impl"]): r
             for r in checker.rows(folders, "size_trend")}
     if set(rows) != expected:
         checker.failures.append(f"[{tag}] size_trend rows: expected {sorted(expected)}, has {sorted(rows)}")

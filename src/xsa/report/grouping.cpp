@@ -10,10 +10,11 @@
 namespace xsa::report {
 
 bool GroupKey::operator<(const GroupKey& o) const {
-  // has_lambda first so numbers come before names; then the budget; seq_len, then size and lr last.
-  return std::make_tuple(baseline, !has_lambda, lambda, label, steps, seq_len, batch_size, params, model,
-                         lr) < std::make_tuple(o.baseline, !o.has_lambda, o.lambda, o.label, o.steps,
-                                               o.seq_len, o.batch_size, o.params, o.model, o.lr);
+  // has_lambda first so numbers come before names; then the budget; seq_len, then size, lr and the
+  // attention implementation last.
+  return std::make_tuple(baseline, !has_lambda, lambda, label, steps, seq_len, batch_size, params, model, lr,
+                         impl) < std::make_tuple(o.baseline, !o.has_lambda, o.lambda, o.label, o.steps,
+                                                 o.seq_len, o.batch_size, o.params, o.model, o.lr, o.impl);
 }
 
 std::vector<double> Group::deltas() const {
@@ -52,6 +53,7 @@ GroupKey key_for(const Pair& p, bool by_seq_len) {
   k.model = model_label(p.experiment->config.model);
   k.params = non_embedding_parameters(p.experiment->config.model);
   k.lr = p.experiment->config.train.lr;
+  k.impl = p.experiment->config.attention.impl;
   if (by_seq_len) {
     k.seq_len = p.experiment->seq_len();
     k.batch_size = p.experiment->config.train.batch_size;

@@ -34,6 +34,7 @@ struct GroupKey {
   std::string model;                       // "2L d128 4×32" (model_label): never pooled
   std::int64_t params = 0;                 // the model's non-embedding parameters (its size axis)
   double lr = 0;                           // train.lr: never pooled
+  std::string impl;                        // attention.impl ("explicit" | "fused"): never pooled
   std::optional<std::int64_t> seq_len;     // absent: pooled over sequence lengths
   std::optional<std::int64_t> batch_size;  // with seq_len: tokens per step tell the two length designs apart
 

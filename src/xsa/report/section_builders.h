@@ -5,11 +5,15 @@
 
 namespace xsa::report {
 
-// The model and learning-rate columns of a group key, each defined once. Both are never pooled, so every
-// per-group table shows them: one folder may hold two model sizes or two lrs (lr_control, the size sweeps),
-// and their rows must not read alike.
+// The model, attention-implementation and learning-rate columns of a group key, each defined once. All three
+// are never pooled, so every per-group table shows them: one folder may hold two model sizes or two lrs
+// (lr_control, the size sweeps), two folders may hold two implementations (the fused kernel and the explicit
+// reference), and their rows must not read alike.
 inline ColumnDef<GroupKey> model_column() {
   return {{"model", "model"}, [](const GroupKey& k) { return Cell(k.model); }};
+}
+inline ColumnDef<GroupKey> attention_impl_column() {
+  return {{"attention_impl", "attention"}, [](const GroupKey& k) { return Cell(k.impl); }};
 }
 inline ColumnDef<GroupKey> lr_column() {
   return {{"lr", "lr", Column::kShortest}, [](const GroupKey& k) { return Cell(k.lr); }};
@@ -23,9 +27,11 @@ template <class Row, class Key>
 ColumnDef<Row> of_key(const ColumnDef<GroupKey>& def, Key key) {
   return {def.column, [key, cell = def.cell](const Row& r) { return cell(key(r)); }};
 }
+// model, attention, lr: the setup columns of a per-group row.
 template <class Row, class Key>
-Columns<Row> model_lr_columns(Key key) {
-  return {of_key<Row>(model_column(), key), of_key<Row>(lr_column(), key)};
+Columns<Row> setup_columns(Key key) {
+  return {of_key<Row>(model_column(), key), of_key<Row>(attention_impl_column(), key),
+          of_key<Row>(lr_column(), key)};
 }
 
 // A budget series and the budgets a row covers: the first columns of every table over budget_series.
@@ -44,7 +50,7 @@ Columns<Row> budget_head_columns() {
       {{"budgets", "steps"}, [](const BudgetHead& h) { return Cell(h.budgets); }},
   };
   Columns<Row> out = columns_of<Row>(columns, head);
-  append(out, model_lr_columns<Row>([head](const Row& r) -> const GroupKey& { return head(r).key; }));
+  append(out, setup_columns<Row>([head](const Row& r) -> const GroupKey& { return head(r).key; }));
   return out;
 }
 

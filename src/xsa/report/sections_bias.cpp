@@ -94,7 +94,7 @@ void build_bias(const SectionInputs& in, Table& t, BiasMoment moment) {
       {{"baseline", "baseline"}, [](const Row& r) { return Cell(r.group->key.baseline); }},
       {{"lambda", "λ"}, [](const Row& r) { return Cell(r.group->key.label); }},
   };
-  append(columns, model_lr_columns<Row>([](const Row& r) -> const GroupKey& { return r.group->key; }));
+  append(columns, setup_columns<Row>([](const Row& r) -> const GroupKey& { return r.group->key; }));
   append(columns,
          {{{"layer", "layer"}, [](const Row& r) { return Cell(static_cast<std::int64_t>(r.layer)); }},
           {{"n", "n"}, [](const Row& r) { return count_cell(r.sides[1][0].size()); }},
@@ -220,7 +220,7 @@ void build_learned_lambda(const SectionInputs& in, Table& t) {
       {{"steps", "steps"}, [](const Row& r) { return Cell(r.group->key.steps); }},
       {{"variant", "variant"}, [](const Row& r) { return Cell(r.group->key.label); }},
   };
-  append(columns, model_lr_columns<Row>([](const Row& r) -> const GroupKey& { return r.group->key; }));
+  append(columns, setup_columns<Row>([](const Row& r) -> const GroupKey& { return r.group->key; }));
   append(columns,
          {{{"layer", "layer"}, [](const Row& r) { return Cell(static_cast<std::int64_t>(r.layer)); }},
           {{"n", "n"}, [](const Row& r) { return count_cell(r.layer_means.size()); }},

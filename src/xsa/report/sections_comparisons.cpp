@@ -114,7 +114,7 @@ void build_by_lambda(const SectionInputs& in, Table& t) {
       {{"steps", "steps"}, steps_cell},
       {{"seq_lens", "seq_len(s)"}, [](const GroupRow& r) { return Cell(number_list(r.group->seq_lens)); }},
   };
-  append(head, model_lr_columns<GroupRow>(group_key));
+  append(head, setup_columns<GroupRow>(group_key));
   fill_table(t, with_group_stats(head), group_rows(in.grouping.pooled));
 }
 
@@ -128,7 +128,7 @@ void build_by_seq_len(const SectionInputs& in, Table& t) {
       {{"baseline", "baseline"}, baseline_cell},
       {{"lambda", "λ"}, lambda_cell},
   };
-  append(head, model_lr_columns<GroupRow>(group_key));
+  append(head, setup_columns<GroupRow>(group_key));
   fill_table(t, with_group_stats(head), group_rows(in.grouping.per_len));
 }
 
@@ -178,7 +178,7 @@ void build_by_budget(const SectionInputs& in, Table& t) {
       {{"lambda", "λ"}, [](const Row& r) { return lambda_cell(r); }},
       {{"steps", "steps"}, [](const Row& r) { return steps_cell(r); }},
   };
-  append(head, model_lr_columns<Row>(group_key));
+  append(head, setup_columns<Row>(group_key));
   append(head, {{{"tokens", "tokens per run"},
                  [](const Row& r) { return r.tokens.size() == 1 ? Cell(*r.tokens.begin()) : Cell(); }},
                 {{"epochs", "epochs", 2},
@@ -231,7 +231,7 @@ void build_eval_curve(const SectionInputs& in, Table& t) {
       {{"lambda", "λ"}, [](const Row& r) { return Cell(r.group->key.label); }},
       {{"steps", "steps"}, [](const Row& r) { return Cell(r.group->key.steps); }},
   };
-  append(columns, model_lr_columns<Row>(key));
+  append(columns, setup_columns<Row>(key));
   append(
       columns,
       {
@@ -312,6 +312,7 @@ void build_lr_selection(const SectionInputs& in, Table& t) {
       {{"baseline", "baseline"}, [](const Row& r) { return Cell(r.key.baseline); }},
       {{"lambda", "λ"}, [](const Row& r) { return Cell(r.key.label); }},
       of_key<Row>(model_column(), [](const Row& r) -> const GroupKey& { return r.key; }),
+      of_key<Row>(attention_impl_column(), [](const Row& r) -> const GroupKey& { return r.key; }),
       {{"steps", "steps"}, [](const Row& r) { return Cell(r.key.steps); }},
       {{"seq_len", "seq_len"}, [](const Row& r) { return Cell(*r.key.seq_len); }},
       {{"lrs", "lrs"}, lr_list},
@@ -388,7 +389,7 @@ void build_verdicts(const SectionInputs& in, Table& t) {
       {{"seq_len", "seq_len"}, [](const Row& r) { return r.seq_len ? Cell(*r.seq_len) : Cell(); }},
       of_key<Row>(batch_column(), group_key),
   };
-  append(columns, model_lr_columns<Row>(group_key));
+  append(columns, setup_columns<Row>(group_key));
   append(columns,
          {
              {{"n", "n"}, [](const Row& r) { return count_cell(r.stats.delta.n); }},

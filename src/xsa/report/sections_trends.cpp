@@ -113,7 +113,7 @@ void build_seq_len_trend(const SectionInputs& in, Table& t) {
       {{"design", "design"}, [](const Row& r) { return Cell(r.design); }},
       {{"seq_lens", "seq_len(s)"}, [](const Row& r) { return Cell(r.lengths); }},
   };
-  append(columns, model_lr_columns<Row>([](const Row& r) -> const GroupKey& { return r.first->key; }));
+  append(columns, setup_columns<Row>([](const Row& r) -> const GroupKey& { return r.first->key; }));
   append(columns, columns_of<Row>(
                       trend_columns("seeds whose gain falls with T", "improvement % per doubling of T", "T"),
                       [](const Row& r) -> const Trend& { return r.trend; }));
@@ -150,6 +150,7 @@ void build_size_trend(const SectionInputs& in, Table& t) {
       {{"seq_len", "seq_len"}, [](const Row& r) { return Cell(*r.key.seq_len); }},
       of_key<Row>(batch_column(), [](const Row& r) -> const GroupKey& { return r.key; }),
       of_key<Row>(lr_column(), [](const Row& r) -> const GroupKey& { return r.key; }),
+      of_key<Row>(attention_impl_column(), [](const Row& r) -> const GroupKey& { return r.key; }),
       {{"models", "models"}, [](const Row& r) { return Cell(r.models); }},
       {{"params", "non-embedding parameters"}, [](const Row& r) { return Cell(r.params); }},
   };

@@ -27,8 +27,10 @@ using testing::num;
 using testing::text;
 
 // A paired SA vs XSA result of `n_layer` layers (width 128, 4 heads of 32) at learning rate `lr`, with the
-// two final losses; the comparison is derived from them by the reader.
-ExperimentResult point(int n_layer, double lr, std::uint64_t seed, double sa_loss, double xsa_loss) {
+// two final losses; the comparison is derived from them by the reader. `impl` is attention.impl; empty leaves
+// the key out, as records written before it existed did (they ran the explicit attention).
+ExperimentResult point(int n_layer, double lr, std::uint64_t seed, double sa_loss, double xsa_loss,
+                       const std::string& impl = "") {
   auto run = [&](const char* variant, double lambda, double loss) {
     return json{{"variant", variant},
                 {"variant_spec", {{"kind", "fixed"}, {"lambda", lambda}}},
@@ -44,7 +46,9 @@ ExperimentResult point(int n_layer, double lr, std::uint64_t seed, double sa_los
                       {"data", {{"seq_len", 128}}},
                       {"train", {{"steps", 600}, {"batch_size", 32}, {"lr", lr}, {"min_lr", lr / 10}}}}},
                     {"runs", {run("sa", 0.0, sa_loss), run("xsa", 1.0, xsa_loss)}}};
-  return parse_results(doc, "mem.json");
+  json with_impl = doc;
+  if (!impl.empty()) with_impl["config"]["attention"] = {{"impl", impl}};
+  return parse_results(with_impl, "mem.json");
 }
 
 TEST(ModelSize, NonEmbeddingParametersCountedByHand) {
@@ -92,6 +96,35 @@ TEST(Report, GroupsNeverPoolLearningRatesOrModelSizes) {
   EXPECT_EQ(text(v, 2, "text").rfind("λ=1 vs sa, seq_len 128, 4L d128 4×32, lr 0.001: better", 0), 0u);
 }
 
+TEST(Report, GroupsAndTrendsNeverMixAttentionImplementations) {
+  // The same setup under the explicit attention (a record without the key) and the fused kernel: two rows,
+  // each naming its implementation, and a size trend only over the sizes of one implementation.
+  std::vector<ExperimentResult> points;
+  for (std::uint64_t seed = 1; seed <= 2; ++seed) {
+    points.push_back(point(2, 1e-3, seed, 2.0, 1.98));
+    points.push_back(point(2, 1e-3, seed, 2.0, 1.96, "fused"));
+    points.push_back(point(4, 1e-3, seed, 2.0, 1.90, "fused"));
+  }
+  const Report report = build_report(points);
+  const Table& t = report.table("by_lambda");
+  ASSERT_EQ(t.rows.size(), 3u);  // pooled over implementations, the two 2-layer rows would be one
+  EXPECT_EQ(text(t, 0, "model"), "2L d128 4×32");
+  EXPECT_EQ(text(t, 0, "attention_impl"), "explicit");
+  EXPECT_NEAR(num(t, 0, "mean_delta"), -0.02, 1e-12);
+  EXPECT_EQ(text(t, 1, "model"), "2L d128 4×32");
+  EXPECT_EQ(text(t, 1, "attention_impl"), "fused");
+  EXPECT_NEAR(num(t, 1, "mean_delta"), -0.04, 1e-12);
+  EXPECT_EQ(text(t, 2, "model"), "4L d128 4×32");
+  EXPECT_EQ(text(t, 2, "attention_impl"), "fused");
+  // Improvements 2% (2L) and 5% (4L) in both seeds: one doubling of parameters, slope 3. A trend mixing in
+  // the explicit 2L row (1%) would differ.
+  const Table& size = report.table("size_trend");
+  ASSERT_EQ(size.rows.size(), 1u);
+  EXPECT_EQ(text(size, 0, "attention_impl"), "fused");
+  EXPECT_EQ(text(size, 0, "models"), "2L d128 4×32, 4L d128 4×32");
+  EXPECT_NEAR(num(size, 0, "slope"), 3.0, 1e-9);
+}
+
 TEST(Report, EveryTableOfGroupsNamesTheModelAndTheLr) {
   // Groups never pool model sizes or lrs, so a table of groups without either column prints rows that read
   // alike: lr_control's bias rows did (three lrs, one label each). The trends over one of the two axes name
@@ -110,7 +143,10 @@ TEST(Report, EveryTableOfGroupsNamesTheModelAndTheLr) {
     if (exceptions.count(section.key)) continue;
     EXPECT_TRUE(has_column(section.key, "model")) << section.key;
     EXPECT_TRUE(has_column(section.key, "lr")) << section.key;
+    EXPECT_TRUE(has_column(section.key, "attention_impl")) << section.key;
   }
+  EXPECT_TRUE(has_column("size_trend", "attention_impl"));
+  EXPECT_TRUE(has_column("lr_selection", "attention_impl"));
   EXPECT_TRUE(has_column("size_trend", "lr"));
   EXPECT_FALSE(has_column("size_trend", "model"));  // its axis: the "models" column lists them
   EXPECT_TRUE(has_column("lr_selection", "model"));
