@@ -48,3 +48,5 @@ draw variants_vs_xsa "$(existing variants_s1)" --baseline xsa --lambda 1@0-1,1@2
   --only improvement_vs_lambda
 # S0 = lr_control's cells, S1 = variants_s1's sa and xsa runs, S2 = size_s2 (README Findings, question 6)
 draw size "$(existing lr_control variants_s1 size_s2)" --lambda 1 --only improvement_vs_size,bias_by_depth
+# the length trend at S1 (length_s1, fused attention) next to the 2-layer one (seqlen_tokens) (question 8)
+draw length "$(existing seqlen_tokens length_s1)" --lambda 1 --only improvement_vs_seq_len
