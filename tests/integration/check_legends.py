@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The trend notes in the legends of the length and budget figures (scripts/plot_findings.py) against
-hand-computed trends.
+hand-computed trends, and the lines of two attention implementations kept apart.
 
 Usage: check_legends.py XSA_INSPECT FIXTURES (tests/fixtures/report: its lengths/ and budget/)
 
@@ -65,6 +65,19 @@ def main():
         check_note(check, design, label + plot_findings.trend_text(doc, rows[0], design), "T", (slope, low, high))
         shown = {"4096 tokens/step": "4,096 tokens/step", "batch 32": "batch 32 fixed"}[design]
         check(label.startswith("XSA (λ=1), 300 steps, " + shown), f"{design}: label {label!r}")
+
+    # The same rows under a second attention implementation: their own lines, each labelled with its
+    # implementation, and a legend takes the trend of its own implementation only (here none for "fused").
+    fused = [dict(r, attention_impl="fused") for r in doc["by_seq_len"]]
+    mixed = plot_findings.length_series(doc["by_seq_len"] + fused)
+    check(len(mixed) == 2 * len(lines), f"mixed implementations: {len(mixed)} lines, expected {2 * len(lines)}")
+    for label, design, rows in mixed:
+        impl = rows[0]["attention_impl"]
+        check(all(r["attention_impl"] == impl for r in rows), f"{label!r}: a line mixes implementations")
+        check(f"{impl} attention" in label, f"{label!r}: the label does not name {impl} attention")
+        note = plot_findings.trend_text(doc, rows[0], design)
+        check((note != "") == (impl == "explicit" and design in EXPECTED),
+              f"{label!r}: trend note {note!r} from another implementation's trend")
 
     budget = inspect_json(inspect, str(fixtures / "budget"))
     xsa = [r for r in budget["by_budget"] if r["lambda"] == "1"]
