@@ -967,13 +967,15 @@ TEST(InspectCli, MarkdownIsTheDefault) {
   EXPECT_NE(r.out.find("## Paired runs"), std::string::npos);
   EXPECT_NE(r.out.find("| tiny | 128 | 1337 | xsa | 1 | 2.4500 | 0.0120 | -0.0500 | +2.00 |"),
             std::string::npos);
-  EXPECT_NE(r.out.find("| 64 | 32 | 2048 | 100 | sa | 0.5 | 2L d32 4×8 | explicit | 0.001 | 3 | 2 | +0.63 | -1.92 | "
-                       "+3.19 | -0.0133 | -0.0650 | +0.0384 | "
-                       "within noise |"),
+  EXPECT_NE(r.out.find(
+                "| 64 | 32 | 2048 | 100 | sa | 0.5 | 2L d32 4×8 | explicit | 0.001 | 3 | 2 | +0.63 | -1.92 | "
+                "+3.19 | -0.0133 | -0.0650 | +0.0384 | "
+                "within noise |"),
             std::string::npos);
-  EXPECT_NE(r.out.find("| 128 | 32 | 4096 | 100 | sa | 1 | 2L d32 4×8 | explicit | 0.001 | 1 | 1 | +2.00 | — | — | "
-                       "-0.0500 | — | — | undefined (n=1) |"),
-            std::string::npos);
+  EXPECT_NE(
+      r.out.find("| 128 | 32 | 4096 | 100 | sa | 1 | 2L d32 4×8 | explicit | 0.001 | 1 | 1 | +2.00 | — | — | "
+                 "-0.0500 | — | — | undefined (n=1) |"),
+      std::string::npos);
   EXPECT_NE(r.out.find("- λ=1 vs sa, seq_len 64: better"), std::string::npos);
   EXPECT_NE(r.out.find("lambda1-seed4 (failed)"), std::string::npos);
 }
@@ -996,10 +998,10 @@ TEST(InspectCli, CsvHasOneBlockPerSectionWithASectionColumn) {
   // paired, by_lambda, by_budget, budget_trend, budget_trend_change, by_seq_len, seq_len_trend, size_trend,
   // lr_selection, eval_curve, bias_init, bias, bias_budget_change, learned_lambda, verdicts, notes
   ASSERT_EQ(headers.size(), 16u);
-  EXPECT_EQ(
-      headers[1],
-      "section,baseline,lambda,steps,seq_lens,model,attention_impl,lr,n,favouring,mean_improvement_pct,improvement_ci_low,"
-      "improvement_ci_high,mean_delta,delta_ci_low,delta_ci_high,verdict");
+  EXPECT_EQ(headers[1],
+            "section,baseline,lambda,steps,seq_lens,model,attention_impl,lr,n,favouring,mean_improvement_pct,"
+            "improvement_ci_low,"
+            "improvement_ci_high,mean_delta,delta_ci_low,delta_ci_high,verdict");
   EXPECT_EQ(by_lambda_rows, 2u);
   // Full precision in CSV: mean Δ -0.05, CI low -0.0748414.
   EXPECT_NE(xsa_row.find(",-0.05,-0.07484"), std::string::npos) << xsa_row;

@@ -123,6 +123,13 @@ TEST(Report, GroupsAndTrendsNeverMixAttentionImplementations) {
   EXPECT_EQ(text(size, 0, "attention_impl"), "fused");
   EXPECT_EQ(text(size, 0, "models"), "2L d128 4×32, 4L d128 4×32");
   EXPECT_NEAR(num(size, 0, "slope"), 3.0, 1e-9);
+  // The verdict lines name the implementation, as the results hold two.
+  const Table& v = report.table("verdicts");
+  ASSERT_EQ(v.rows.size(), 3u);
+  EXPECT_EQ(text(v, 0, "text").rfind("λ=1 vs sa, seq_len 128, 2L d128 4×32, explicit attention: better", 0),
+            0u);
+  EXPECT_EQ(text(v, 1, "text").rfind("λ=1 vs sa, seq_len 128, 2L d128 4×32, fused attention: better", 0), 0u);
+  EXPECT_EQ(text(v, 2, "text").rfind("λ=1 vs sa, seq_len 128, 4L d128 4×32, fused attention: better", 0), 0u);
 }
 
 TEST(Report, EveryTableOfGroupsNamesTheModelAndTheLr) {
