@@ -50,8 +50,8 @@ def read_folder(folder):
 @functools.lru_cache(maxsize=None)
 def load_pairs(folder):
     """One record per (results.json, variant other than SA): its seed, steps, seq_len, batch, lr, model,
-    attention implementation, λ label and both final validation losses. Read once per folder (several checks use one folder), so a label mismatch is
-    recorded once; callers do not modify the records."""
+    attention implementation, λ label and both final validation losses. Read once per folder (several checks
+    use one folder), so a label mismatch is recorded once; callers do not modify the records."""
     pairs = []
     for root, data in read_folder(folder):
         train = data["config"]["train"]
@@ -69,7 +69,8 @@ def load_pairs(folder):
                                         f"expected {label!r}")
             pairs.append({"path": root, "seed": data["config"]["seed"], "steps": train["steps"],
                           "seq_len": data["config"]["data"]["seq_len"], "batch": train["batch_size"],
-                          "lr": train["lr"], "model": model_label(model), "params": non_embedding(model), "impl": impl,
+                          "lr": train["lr"], "model": model_label(model), "params": non_embedding(model),
+                          "impl": impl,
                           "lambda": label, "base": base["final"]["val_loss"],
                           "variant": run["final"]["val_loss"], "base_bias": final_bias(base),
                           "var_bias": final_bias(run), "var_bias_step": final_step(run)})
