@@ -6,12 +6,14 @@ readme.tables_match_results proves that the README's tables are what xsa-inspect
 xsa-inspect right on small fixtures. This closes the loop on the real data: straight from each results.json
 (runs' final validation losses, the config's steps, seq_len and batch), with its own pairing and Student t
 quantiles (scipy.stats.t.ppf(0.975, dof), written down below), it recomputes per group the number of seeds,
-the mean improvement % and its 95% CI, the mean Δ val loss, per seed the slope of the improvement over
+the seeds favouring the variant, the mean improvement % and its 95% CI, the mean Δ val loss (and in the
+per-budget tables each arm's mean final val loss), per seed the slope of the improvement over
 log2 steps (budget) or log2 T (length), the change of the budget slope from the first interval to the last and
 the paired change of every final bias metric between neighbouring budgets, the gain at each learning rate and
 the learning-rate selection (each arm's best lr, the Δ at the two best lrs in-sample and held out), the final
-bias metrics per group and layer (each arm's mean and 95% half-width), the variants at S1 (against SA and
-against full XSA) and the length trend at S1, and the trend with model size (per seed over log2
+bias metrics per group and layer (each arm's mean and 95% half-width), the learned λ and gate values per
+layer and head (mean and SD over seeds), the variants at S1 (against SA and against full XSA) and the length
+trend at S1, and the trend with model size (per seed over log2
 non-embedding parameters), then compares with `xsa-inspect --format json`.
 
 usage: check_findings.py XSA_INSPECT RESULTS_DIR
@@ -73,7 +75,8 @@ def load_pairs(folder):
                           "impl": impl,
                           "lambda": label, "base": base["final"]["val_loss"],
                           "variant": run["final"]["val_loss"], "base_bias": final_bias(base),
-                          "var_bias": final_bias(run), "var_bias_step": final_step(run)})
+                          "var_bias": final_bias(run), "var_bias_step": final_step(run),
+                          "var_lambda": final_lambda(run)})
     return pairs
 
 
@@ -96,6 +99,15 @@ def final_bias(run):
         return {}
     last = max(run["bias"], key=lambda b: b["step"])
     return {layer["layer"]: {m: layer[m] for m in BIAS_METRICS} for layer in last["layers"]}
+
+
+def final_lambda(run):
+    """The learned λ (gate value) per head at the run's last bias measurement: layer -> [per head], for the
+    layers that learn one."""
+    if not run.get("bias"):
+        return {}
+    last = max(run["bias"], key=lambda b: b["step"])
+    return {layer["layer"]: layer["lambda_per_head"] for layer in last["layers"] if layer.get("lambda_per_head")}
 
 
 def final_step(run):
@@ -172,6 +184,8 @@ class Checker:
         self.close(f"{what} improvement CI high", high, row.get("improvement_ci_high"))
         _, delta, _, _ = interval([p["variant"] - p["base"] for p in pairs])
         self.close(f"{what} mean Δ", delta, row["mean_delta"])
+        self.close(f"{what} seeds favouring variant", sum(p["variant"] < p["base"] for p in pairs),
+                   row["favouring"])
 
     def compare_trend(self, what, row, per_seed):
         """per_seed: seed -> list of (x, improvement); only seeds with every x count."""
@@ -188,17 +202,30 @@ class Checker:
         self.close(f"{what} seeds falling", sum(s < 0 for s in slopes), row["falling"])
 
 
+def check_by_budget(checker, folders):
+    """The gain per budget table (by_budget): one group per λ, budget, lr, model and attention implementation,
+    with both arms' mean final val loss."""
+    tag = " ".join(os.path.basename(f) for f in folders)
+    groups = defaultdict(list)
+    for p in (p for f in folders for p in load_pairs(f)):
+        groups[(p["lambda"], p["steps"], p["lr"], p["model"], p["impl"])].append(p)
+    rows = {(r["lambda"], r["steps"], r["lr"], r["model"], r["attention_impl"]): r
+            for r in checker.rows(folders, "by_budget")}
+    if set(rows) != set(groups):
+        checker.failures.append(f"[{tag}] by_budget groups: expected {sorted(groups)}, "
+                                f"xsa-inspect has {sorted(rows)}")
+    for key in sorted(set(rows) & set(groups)):
+        what = f"[{tag}] by_budget λ={key[0]} steps={key[1]} lr={key[2]:g} {key[3]}"
+        checker.compare_group(what, rows[key], groups[key])
+        for side, arm in (("base", "base"), ("var", "variant")):
+            _, mean, _, _ = interval([p[arm] for p in groups[key]])
+            checker.close(f"{what} {side} val loss", mean, rows[key][f"{side}_val_loss"])
+
+
 def check_budget(checker, folders):
     tag = " ".join(os.path.basename(f) for f in folders)
     pairs = [p for f in folders for p in load_pairs(f)]
-    groups = defaultdict(list)
-    for p in pairs:
-        groups[(p["lambda"], p["steps"])].append(p)
-    rows = {(r["lambda"], r["steps"]): r for r in checker.rows(folders, "by_budget")}
-    if set(rows) != set(groups):
-        checker.failures.append(f"by_budget groups: expected {sorted(groups)}, xsa-inspect has {sorted(rows)}")
-    for key in sorted(set(rows) & set(groups)):
-        checker.compare_group(f"[{tag}] by_budget λ={key[0]} steps={key[1]}", rows[key], groups[key])
+    check_by_budget(checker, folders)
 
     trends = {r["lambda"]: r for r in checker.rows(folders, "budget_trend")}
     for lam in sorted(trends):
@@ -435,6 +462,41 @@ def check_bias(checker, folder):
                               row[f"{side}_{m}_ci"])
 
 
+def check_learned_lambda(checker, folders):
+    """The learned λ / gate table: per group and layer of a variant that learns one, each head's mean and sample
+    SD over seeds of its value at the last measurement, and the same for the layer's mean over heads."""
+    tag = " ".join(os.path.basename(f) for f in folders)
+    cells = defaultdict(lambda: ([], set()))  # (T, batch, steps, λ, model, lr, impl, layer) -> per seed, steps
+    for p in (p for f in folders for p in load_pairs(f)):
+        for layer, heads in p["var_lambda"].items():
+            key = (p["seq_len"], p["batch"], p["steps"], p["lambda"], p["model"], p["lr"], p["impl"], layer)
+            cells[key][0].append(heads)
+            cells[key][1].add(p["var_bias_step"])
+    rows = {(r["seq_len"], r["batch"], r["steps"], r["variant"], r["model"], r["lr"], r["attention_impl"],
+             r["layer"]): r for r in checker.rows(folders, "learned_lambda")}
+    if set(rows) != set(cells):
+        checker.failures.append(f"[{tag}] learned_lambda rows: expected {sorted(cells)}, has {sorted(rows)}")
+
+    def sd(values):
+        if len(values) < 2:
+            return None
+        m = sum(values) / len(values)
+        return math.sqrt(sum((v - m) ** 2 for v in values) / (len(values) - 1))
+
+    for key in sorted(set(rows) & set(cells)):
+        row, (seeds, steps) = rows[key], cells[key]
+        what = f"[{tag}] learned_lambda {key[3]} {key[4]} lr={key[5]:g} T={key[0]} steps={key[2]} layer {key[7]}"
+        checker.close(f"{what} n", len(seeds), row["n"])
+        checker.close(f"{what} step", next(iter(steps)) if len(steps) == 1 else None, row["step"])
+        for h in range(max(len(heads) for heads in seeds)):
+            values = [heads[h] for heads in seeds if h < len(heads)]
+            checker.close(f"{what} head {h}", sum(values) / len(values), row[f"head_{h}"])
+            checker.close(f"{what} head {h} SD", sd(values), row[f"head_{h}_sd"])
+        layer_means = [sum(heads) / len(heads) for heads in seeds]
+        checker.close(f"{what} layer mean", sum(layer_means) / len(layer_means), row["layer_mean"])
+        checker.close(f"{what} layer mean SD", sd(layer_means), row["layer_mean_sd"])
+
+
 def finished(folder):
     return any("results.json" in files for _, _, files in os.walk(folder))
 
@@ -462,6 +524,8 @@ def main():
     check_lambda(checker, os.path.join(results, "budget_300"))
     check_lambda(checker, os.path.join(results, "lambda_lr"))
     check_learning_rates(checker, os.path.join(results, "lr_control"))
+    check_by_budget(checker, [os.path.join(results, "lr_control")])
+    check_learned_lambda(checker, [budgets[0], budgets[1], os.path.join(results, "lambda_lr")])
     for folder in budgets + [os.path.join(results, f) for f in others]:
         check_bias(checker, folder)
     if "variants_s1" not in pending:
@@ -469,13 +533,17 @@ def main():
         check_against(checker, second["variants_s1"], "xsa")
         check_against(checker, second["variants_s1"], "xsa@2-3")  # the two halves against each other
         check_bias(checker, second["variants_s1"])
+        check_learned_lambda(checker, [second["variants_s1"]])
     if "size_s2" not in pending:
+        check_by_budget(checker, [second["size_s2"]])
         check_bias(checker, second["size_s2"])
     if "length_s1" not in pending:
         check_lengths(checker, second["length_s1"])
     if "gate_lr_s1" not in pending:
         check_lambda(checker, second["gate_lr_s1"])
         check_against(checker, second["gate_lr_s1"], "xsa")
+        check_bias(checker, second["gate_lr_s1"])
+        check_learned_lambda(checker, [second["gate_lr_s1"]])
     # S0 = lr_control's cells, S1 = variants_s1's sa and xsa, S2 = size_s2.
     trends = check_sizes(checker, [os.path.join(results, "lr_control"), second["variants_s1"], second["size_s2"]])
     checker.failures += LABEL_MISMATCHES
