@@ -13,8 +13,8 @@ the paired change of every final bias metric between neighbouring budgets, the g
 the learning-rate selection (each arm's best lr, the Δ at the two best lrs in-sample and held out), the final
 bias metrics per group and layer (each arm's mean and 95% half-width), the learned λ and gate values per
 layer and head (mean and SD over seeds), the variants at S1 (against SA and against full XSA) and the length
-trend at S1, and the trend with model size (per seed over log2
-non-embedding parameters), then compares with `xsa-inspect --format json`.
+trend at S1, the trend with model size (per seed over log2 non-embedding parameters) and the trend of the
+final bias metrics with depth (per seed over relative depth), then compares with `xsa-inspect --format json`.
 
 usage: check_findings.py XSA_INSPECT RESULTS_DIR
 """
@@ -462,6 +462,62 @@ def check_bias(checker, folder):
                               row[f"{side}_{m}_ci"])
 
 
+BIAS_LABELS = {"cos_y_v": "cos(y,v)", "cos_z_v": "cos(z,v)", "attn_diag": "attn_diag", "value_cos": "value_cos"}
+
+
+def check_bias_depth(checker, folders):
+    """The trend of the final bias metrics with depth: per group (T, batch, steps, λ, model, lr, attention) with
+    two or more layers measured, per seed whose two runs have every one of those layers, the least-squares slope
+    of each metric over relative depth (layer − first) / (last − first), i.e. the fitted change from the first
+    layer to the last; each arm's mean with a 95% t CI over seeds and the seeds whose slope is positive."""
+    tag = " ".join(os.path.basename(f) for f in folders)
+    groups = defaultdict(list)
+    for p in (p for f in folders for p in load_pairs(f)):
+        groups[(p["seq_len"], p["batch"], p["steps"], p["lambda"], p["model"], p["lr"], p["impl"])].append(p)
+    expected = {}  # (group key..., metric label) -> (layers, {side: [per-seed slope]})
+    for key, pairs in groups.items():
+        layers = sorted(set(l for p in pairs for bias in ("base_bias", "var_bias") for l in p[bias]))
+        if len(layers) < 2:
+            continue
+        depth = [(l - layers[0]) / (layers[-1] - layers[0]) for l in layers]
+        md = sum(depth) / len(depth)
+
+        def depth_slope(values):
+            mv = sum(values) / len(values)
+            return (sum((d - md) * (v - mv) for d, v in zip(depth, values))
+                    / sum((d - md) ** 2 for d in depth))
+
+        complete = [p for p in pairs if all(set(layers) <= set(p[b]) for b in ("base_bias", "var_bias"))]
+        for m in BIAS_METRICS:
+            expected[key + (BIAS_LABELS[m],)] = (
+                len(layers), {side: [depth_slope([p[bias][l][m] for l in layers]) for p in complete]
+                              for side, bias in (("base", "base_bias"), ("var", "var_bias"))})
+    rows = {}
+    for r in checker.rows(folders, "bias_depth"):
+        key = (r["seq_len"], r["batch"], r["steps"], r["lambda"], r["model"], r["lr"], r["attention_impl"],
+               r["metric"])
+        if key in rows:
+            checker.failures.append(f"[{tag}] bias_depth: two rows read {key}")
+        rows[key] = r
+    if set(rows) != set(expected):
+        checker.failures.append(f"[{tag}] bias_depth rows: expected {sorted(expected)}, has {sorted(rows)}")
+    for key in sorted(set(rows) & set(expected)):
+        row, (layers, slopes) = rows[key], expected[key]
+        what = f"[{tag}] bias_depth {key[4]} lr={key[5]:g} λ={key[3]} T={key[0]} {key[7]}"
+        checker.close(f"{what} layers", layers, row["layers"])
+        checker.close(f"{what} n", len(slopes["base"]), row["n"])
+        for side in ("base", "var"):
+            if not slopes[side]:
+                checker.close(f"{what} {side} change", None, row.get(f"{side}_depth_change"))
+                continue
+            _, mean, low, high = interval(slopes[side])
+            checker.close(f"{what} {side} change", mean, row.get(f"{side}_depth_change"))
+            checker.close(f"{what} {side} change CI low", low, row.get(f"{side}_depth_ci_low"))
+            checker.close(f"{what} {side} change CI high", high, row.get(f"{side}_depth_ci_high"))
+            checker.close(f"{what} {side} seeds rising", sum(s > 0 for s in slopes[side]), row[f"{side}_rising"])
+    return len(expected)
+
+
 def check_learned_lambda(checker, folders):
     """The learned λ / gate table: per group and layer of a variant that learns one, each head's mean and sample
     SD over seeds of its value at the last measurement, and the same for the layer's mean over heads."""
@@ -545,11 +601,19 @@ def main():
         check_bias(checker, second["gate_lr_s1"])
         check_learned_lambda(checker, [second["gate_lr_s1"]])
     # S0 = lr_control's cells, S1 = variants_s1's sa and xsa, S2 = size_s2.
-    trends = check_sizes(checker, [os.path.join(results, "lr_control"), second["variants_s1"], second["size_s2"]])
+    sizes = [os.path.join(results, "lr_control"), second["variants_s1"], second["size_s2"]]
+    trends = check_sizes(checker, sizes)
+    depth_rows = check_bias_depth(checker, budgets)
+    depth_rows += check_bias_depth(checker, [f for f in sizes if finished(f)])
+    if "length_s1" not in pending:
+        depth_rows += check_bias_depth(checker, [second["length_s1"]])
+    if "gate_lr_s1" not in pending:
+        depth_rows += check_bias_depth(checker, [second["gate_lr_s1"]])
     checker.failures += LABEL_MISMATCHES
     for failure in checker.failures:
         print("FAIL", failure)
-    print(f"check_findings: {checker.checked} values recomputed from {results} ({trends} size trend(s); "
+    print(f"check_findings: {checker.checked} values recomputed from {results} ({trends} size trend(s), "
+          f"{depth_rows} depth trend(s); "
           f"no finished point yet: {', '.join(pending) or 'none'}), {len(checker.failures)} differ")
     sys.exit(1 if checker.failures else 0)
 

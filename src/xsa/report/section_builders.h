@@ -71,6 +71,7 @@ void build_size_trend(const SectionInputs& in, Table& t);
 // sections_bias.cpp
 void build_bias_init(const SectionInputs& in, Table& t);
 void build_bias_final(const SectionInputs& in, Table& t);
+void build_bias_depth(const SectionInputs& in, Table& t);
 void build_bias_budget_change(const SectionInputs& in, Table& t);
 void build_learned_lambda(const SectionInputs& in, Table& t);
 

@@ -53,6 +53,11 @@ const std::vector<Section>& sections() {
       {"bias", "Bias metrics per layer (final measurement, mean ± 95% CI over seeds)",
        "per group and layer: the bias metrics of baseline and variant at the last measurement",
        "_No bias metrics in these results._", false, false, build_bias_final},
+      {"bias_depth",
+       "Trend of the bias metrics with depth (per seed, least-squares slope of the final value over relative "
+       "depth: the change from the first layer to the last; 95% CI over seeds)",
+       "per group and metric: does it rise with depth, for the baseline and the variant",
+       "_No bias metrics at two or more layers in these results._", false, false, build_bias_depth},
       {"bias_budget_change",
        "Change of the bias metrics between neighbouring budgets (per seed, final at the longer budget minus "
        "at the shorter; mean ± 95% CI over seeds)",

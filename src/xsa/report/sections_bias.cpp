@@ -1,5 +1,5 @@
 // Sections on the bias metrics (xsa/report/bias_metrics.h): per layer at initialisation and at the end, their
-// paired change between neighbouring budgets, and the learned λ / gates per head.
+// trend with depth, their paired change between neighbouring budgets, and the learned λ / gates per head.
 #include <algorithm>
 #include <array>
 #include <map>
@@ -114,6 +114,104 @@ void build_bias_init(const SectionInputs& in, Table& t) {
 }
 void build_bias_final(const SectionInputs& in, Table& t) {
   build_bias(in, t, BiasMoment::kFinal);
+}
+
+// Does a bias metric rise with depth (the paper's Fig. 1: SA's cos(y,v) from about 0.2 in the first layers of
+// its 24-layer model to about 0.6 in the last)? Per group, metric and arm, per seed the least-squares slope
+// of the final value over relative depth (layer − first) / (last − first) of the layers the group measured,
+// so the slope is the fitted change from the first layer to the last and reads alike at every depth; the mean
+// with a 95% t CI over seeds. A seed counts only when both of its runs measured every one of those layers (a
+// seed without a layer would tilt its slope), so n describes both arms.
+// Every metric is a cosine or an attention weight, in [-1, 1], and the table prints three decimals: a change
+// whose whole CI lies within ±kFlatDepthChange is "flat", below what the table can show. Without this, XSA's
+// cos(z,v), zero by construction up to float rounding and the ε in v/max(‖v‖, ε), got "rises with depth" from
+// a CI of [+0.000003, +0.000055] (lr_control at lr 1e-3).
+namespace {
+constexpr double kFlatDepthChange = 5e-4;
+
+std::string depth_verdict(const PairedInterval& ci) {
+  if (ci.defined() && *ci.low > -kFlatDepthChange && *ci.high < kFlatDepthChange) return "flat";
+  return sign_verdict(ci, "rises with depth", "falls with depth");
+}
+}  // namespace
+
+void build_bias_depth(const SectionInputs& in, Table& t) {
+  struct Row {
+    const Group* group;
+    std::size_t metric;
+    std::size_t layers;
+    std::array<PairedInterval, 2> ci;  // per side, of the per-seed slopes
+    std::array<std::size_t, 2> rising;
+  };
+  std::vector<Row> rows;
+  for (const auto& g : in.grouping.per_len) {
+    std::set<int> layers;
+    for (const auto& p : g.pairs)
+      for (const RunResult* run : {p.baseline, p.variant})
+        if (const BiasPoint* b = bias_at(*run, BiasMoment::kFinal))
+          for (const auto& l : b->layers) layers.insert(l.layer);
+    if (layers.size() < 2) continue;  // one layer: no depth to speak of
+    std::vector<double> depth;        // relative depth of each layer, 0 (first) to 1 (last)
+    for (int layer : layers)
+      depth.push_back(static_cast<double>(layer - *layers.begin()) / (*layers.rbegin() - *layers.begin()));
+    Sides slopes;  // per side and metric, one slope per seed
+    for (const auto& p : g.pairs) {
+      Sides values;  // per side and metric, the value at each layer in depth order
+      bool every_layer = true;
+      const RunResult* runs[2] = {p.baseline, p.variant};
+      for (int side = 0; side < 2 && every_layer; ++side) {
+        const BiasPoint* b = bias_at(*runs[side], BiasMoment::kFinal);
+        for (int layer : layers) {
+          const LayerBias* l = find_layer(b, layer);
+          if (!l) {
+            every_layer = false;
+            break;
+          }
+          for (std::size_t m = 0; m < kBiasMetricCount; ++m)
+            values[side][m].push_back(l->*kBiasMetrics[m].member);
+        }
+      }
+      if (!every_layer) continue;
+      for (int side = 0; side < 2; ++side)
+        for (std::size_t m = 0; m < kBiasMetricCount; ++m)
+          slopes[side][m].push_back(least_squares_slope(depth, values[side][m]));
+    }
+    for (std::size_t m = 0; m < kBiasMetricCount; ++m) {
+      Row row{&g, m, layers.size(), {}, {}};
+      for (int side = 0; side < 2; ++side) {
+        row.ci[side] = paired_interval(slopes[side][m]);
+        row.rising[side] = static_cast<std::size_t>(
+            std::count_if(slopes[side][m].begin(), slopes[side][m].end(), [](double x) { return x > 0; }));
+      }
+      rows.push_back(row);
+    }
+  }
+  Columns<Row> columns = {
+      {{"seq_len", "seq_len"}, [](const Row& r) { return Cell(*r.group->key.seq_len); }},
+      of_key<Row>(batch_column(), [](const Row& r) -> const GroupKey& { return r.group->key; }),
+      {{"steps", "steps"}, [](const Row& r) { return Cell(r.group->key.steps); }},
+      {{"baseline", "baseline"}, [](const Row& r) { return Cell(r.group->key.baseline); }},
+      {{"lambda", "λ"}, [](const Row& r) { return Cell(r.group->key.label); }},
+  };
+  append(columns, setup_columns<Row>([](const Row& r) -> const GroupKey& { return r.group->key; }));
+  append(columns, {{{"metric", "metric"}, [](const Row& r) { return Cell(kBiasMetrics[r.metric].label); }},
+                   {{"layers", "layers"}, [](const Row& r) { return count_cell(r.layers); }},
+                   {{"n", "n"}, [](const Row& r) { return count_cell(r.ci[0].n); }}});
+  for (int side = 0; side < 2; ++side) {
+    const std::string key = side == 0 ? "base" : "var", who = side == 0 ? "base" : "variant";
+    auto ci = [side](const Row& r) -> const PairedInterval& { return r.ci[side]; };
+    append(columns, {{{key + "_depth_change", who + " change first → last layer", 3, true},
+                      [ci](const Row& r) { return ci(r).n ? Cell(ci(r).mean) : Cell(); }},
+                     {{key + "_depth_ci_low", "95% CI low", 3, true},
+                      [ci](const Row& r) { return opt_cell(ci(r).low); }},
+                     {{key + "_depth_ci_high", "95% CI high", 3, true},
+                      [ci](const Row& r) { return opt_cell(ci(r).high); }},
+                     {{key + "_rising", who + " seeds rising"},
+                      [side](const Row& r) { return count_cell(r.rising[side]); }},
+                     {{key + "_depth_verdict", who + " verdict"},
+                      [ci](const Row& r) { return Cell(depth_verdict(ci(r))); }}});
+  }
+  fill_table(t, columns, rows);
 }
 
 // How the bias metrics move with the training budget, paired by seed: for each two neighbouring budgets of a

@@ -698,6 +698,77 @@ TEST(Report, BiasAtInitAndLearnedLambdaPerHead) {
   EXPECT_NE(csv.find("head_0_sd"), std::string::npos) << csv;
 }
 
+TEST(Report, BiasDepthTrendIsThePerSeedSlopeOverRelativeDepth) {
+  // Four layers at relative depth 0, 1/3, 2/3, 1. SA's cos(y,v) is linear in the layer per seed: seed s goes
+  // from 0.1 up by 0.1·(s+3)/3 per layer, so its first-to-last change is 0.4, 0.5, 0.6 (per layer index the
+  // slope would be a third of that). Mean 0.5, SD 0.1, SEM 0.057735, t_{0.975,2} = 4.302653: half-width
+  // 0.248414, [0.251586, 0.748414], rises in 3/3 seeds. XSA's cos(z,v) is 0 everywhere: slope 0, within
+  // noise. XSA's attn_diag falls by 0.2 in seed 1 and rises by 0.2 in seeds 2 and 3 (last minus first, the
+  // middle layers on the line between): mean 0.0667, within noise, 2 seeds rising.
+  std::vector<ExperimentResult> ex;
+  for (int s = 1; s <= 3; ++s) {
+    ExperimentResult e = budget_experiment(s, 100, "xsa", {9, 4, 3}, {9, 4, 2.9}, 2.9, 2.8);
+    std::vector<LayerBias> sa, xsa;
+    const double step = 0.1 * (s + 3) / 3, diag = s == 1 ? -0.2 / 3 : 0.2 / 3;
+    for (int layer = 0; layer < 4; ++layer) {
+      sa.push_back({layer, 0.1 + step * layer, 0.1 + step * layer, 0.05, 0.1, {}});
+      xsa.push_back({layer, 0.5, 0.0, 0.3 + diag * layer, 0.4, {}});
+    }
+    e.runs[0].bias = {{100, sa}};
+    e.runs[1].bias = {{100, xsa}};
+    ex.push_back(e);
+  }
+  // A fourth seed whose XSA run lacks layer 2 would tilt its slope: it is left out of n.
+  ExperimentResult partial = budget_experiment(4, 100, "xsa", {9, 4, 3}, {9, 4, 2.9}, 2.9, 2.8);
+  partial.runs[0].bias = ex[0].runs[0].bias;
+  partial.runs[1].bias = ex[0].runs[1].bias;
+  partial.runs[1].bias[0].layers.erase(partial.runs[1].bias[0].layers.begin() + 2);
+  ex.push_back(partial);
+
+  const Report report = build_report(ex);
+  const Table& t = report.table("bias_depth");
+  ASSERT_EQ(t.rows.size(), 4u);  // one group, one row per metric in kBiasMetrics' order
+  EXPECT_EQ(text(t, 0, "metric"), "cos(y,v)");
+  EXPECT_EQ(integer(t, 0, "layers"), 4);
+  EXPECT_EQ(integer(t, 0, "n"), 3);
+  EXPECT_NEAR(num(t, 0, "base_depth_change"), 0.5, 1e-12);
+  EXPECT_NEAR(num(t, 0, "base_depth_ci_low"), 0.251586, 1e-6);
+  EXPECT_NEAR(num(t, 0, "base_depth_ci_high"), 0.748414, 1e-6);
+  EXPECT_EQ(integer(t, 0, "base_rising"), 3);
+  EXPECT_EQ(text(t, 0, "base_depth_verdict"), "rises with depth");
+  EXPECT_NEAR(num(t, 0, "var_depth_change"), 0.0, 1e-12);  // XSA's raw cos(y,v) is flat at 0.5
+  EXPECT_EQ(text(t, 1, "metric"), "cos(z,v)");
+  EXPECT_NEAR(num(t, 1, "var_depth_change"), 0.0, 1e-12);
+  EXPECT_EQ(integer(t, 1, "var_rising"), 0);
+  EXPECT_EQ(text(t, 1, "var_depth_verdict"), "flat");  // CI [0, 0]: within ±0.0005, below print precision
+  EXPECT_EQ(text(t, 2, "metric"), "attn_diag");
+  EXPECT_NEAR(num(t, 2, "var_depth_change"), 0.2 / 3, 1e-12);
+  EXPECT_EQ(integer(t, 2, "var_rising"), 2);
+  EXPECT_EQ(text(t, 2, "var_depth_verdict"), "within noise");
+
+  // XSA's cos(z,v) rounding residue rising by 1e-8, 2e-8, 3e-8 from the first layer to the last: a CI that
+  // excludes 0 ([-0.0000000, +0.0000000] printed) but lies within ±0.0005 reads "flat", not "rises with
+  // depth". value_cos rising by 0.001 per seed (CI [0.001, 0.001], above 0.0005) still rises.
+  std::vector<ExperimentResult> tiny = ex;
+  tiny.pop_back();
+  for (int s = 0; s < 3; ++s)
+    for (int layer = 0; layer < 4; ++layer) {
+      tiny[s].runs[1].bias[0].layers[layer].cos_z_v = 1e-8 * (s + 10) * layer / 3;
+      tiny[s].runs[1].bias[0].layers[layer].value_cos = 0.4 + 0.001 * layer / 3;
+    }
+  const Report tiny_report = build_report(tiny);
+  const Table& flat = tiny_report.table("bias_depth");
+  EXPECT_GT(num(flat, 1, "var_depth_ci_low"), 0);
+  EXPECT_EQ(text(flat, 1, "var_depth_verdict"), "flat");
+  EXPECT_NEAR(num(flat, 3, "var_depth_change"), 0.001, 1e-12);
+  EXPECT_EQ(text(flat, 3, "var_depth_verdict"), "rises with depth");
+
+  // One layer: no depth, no rows.
+  for (auto& e : ex)
+    for (auto& r : e.runs) r.bias[0].layers.resize(1);
+  EXPECT_TRUE(build_report(ex).table("bias_depth").rows.empty());
+}
+
 TEST(Report, BiasBudgetChangeIsPairedBySeedBetweenNeighbouringBudgets) {
   // Layer 0's final bias (step = steps; an init point at step 0 must not be used) at 100, 200 and 400 steps.
   // (cos(y,v), attn_diag, value_cos) per seed and budget, for the variant; the baseline's attn_diag is 0.1 at
@@ -811,8 +882,8 @@ TEST(Report, SectionsComeFromTheRegistryInItsOrder) {
   }
   EXPECT_EQ(section_keys(","),
             "paired,by_lambda,by_budget,budget_trend,budget_trend_change,by_seq_len,"
-            "seq_len_trend,size_trend,lr_selection,eval_curve,bias_init,bias,bias_budget_change,"
-            "learned_lambda,verdicts,notes");
+            "seq_len_trend,size_trend,lr_selection,eval_curve,bias_init,bias,bias_depth,"
+            "bias_budget_change,learned_lambda,verdicts,notes");
 }
 
 TEST(Report, SelectLambdasKeepsThoseVariantsWithTheirBaselines) {
@@ -996,8 +1067,9 @@ TEST(InspectCli, CsvHasOneBlockPerSectionWithASectionColumn) {
     }
   }
   // paired, by_lambda, by_budget, budget_trend, budget_trend_change, by_seq_len, seq_len_trend, size_trend,
-  // lr_selection, eval_curve, bias_init, bias, bias_budget_change, learned_lambda, verdicts, notes
-  ASSERT_EQ(headers.size(), 16u);
+  // lr_selection, eval_curve, bias_init, bias, bias_depth, bias_budget_change, learned_lambda, verdicts,
+  // notes
+  ASSERT_EQ(headers.size(), 17u);
   EXPECT_EQ(headers[1],
             "section,baseline,lambda,steps,seq_lens,model,attention_impl,lr,n,favouring,mean_improvement_pct,"
             "improvement_ci_low,"
