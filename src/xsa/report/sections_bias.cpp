@@ -38,6 +38,22 @@ Cell ci_half_width(const std::vector<double>& xs) {
 // One value list per side (0 baseline, 1 variant) and metric.
 using Sides = std::array<std::array<std::vector<double>, kBiasMetricCount>, 2>;
 
+// The leading columns of a per-group bias table (`bias_init`, `bias`, `bias_depth`): which runs a row pairs.
+// Row has `const Group* group`.
+template <class Row>
+Columns<Row> group_columns() {
+  auto key = [](const Row& r) -> const GroupKey& { return r.group->key; };
+  Columns<Row> columns = {
+      {{"seq_len", "seq_len"}, [](const Row& r) { return Cell(*r.group->key.seq_len); }},
+      of_key<Row>(batch_column(), key),
+      {{"steps", "steps"}, [](const Row& r) { return Cell(r.group->key.steps); }},
+      {{"baseline", "baseline"}, [](const Row& r) { return Cell(r.group->key.baseline); }},
+      {{"lambda", "λ"}, [](const Row& r) { return Cell(r.group->key.label); }},
+  };
+  append(columns, setup_columns<Row>(key));
+  return columns;
+}
+
 // Per side and metric: the mean (markdown prints "± CI" after it) and the CI half-width. `stem` and `who`
 // name the quantity ("" / "base " for the metric itself, "_change" / "base Δ " for its change).
 template <class Row, class Get>
@@ -87,14 +103,7 @@ void build_bias(const SectionInputs& in, Table& t, BiasMoment moment) {
       rows.push_back(std::move(row));
     }
   }
-  Columns<Row> columns = {
-      {{"seq_len", "seq_len"}, [](const Row& r) { return Cell(*r.group->key.seq_len); }},
-      of_key<Row>(batch_column(), [](const Row& r) -> const GroupKey& { return r.group->key; }),
-      {{"steps", "steps"}, [](const Row& r) { return Cell(r.group->key.steps); }},
-      {{"baseline", "baseline"}, [](const Row& r) { return Cell(r.group->key.baseline); }},
-      {{"lambda", "λ"}, [](const Row& r) { return Cell(r.group->key.label); }},
-  };
-  append(columns, setup_columns<Row>([](const Row& r) -> const GroupKey& { return r.group->key; }));
+  Columns<Row> columns = group_columns<Row>();
   append(columns,
          {{{"layer", "layer"}, [](const Row& r) { return Cell(static_cast<std::int64_t>(r.layer)); }},
           {{"n", "n"}, [](const Row& r) { return count_cell(r.sides[1][0].size()); }},
@@ -186,14 +195,7 @@ void build_bias_depth(const SectionInputs& in, Table& t) {
       rows.push_back(row);
     }
   }
-  Columns<Row> columns = {
-      {{"seq_len", "seq_len"}, [](const Row& r) { return Cell(*r.group->key.seq_len); }},
-      of_key<Row>(batch_column(), [](const Row& r) -> const GroupKey& { return r.group->key; }),
-      {{"steps", "steps"}, [](const Row& r) { return Cell(r.group->key.steps); }},
-      {{"baseline", "baseline"}, [](const Row& r) { return Cell(r.group->key.baseline); }},
-      {{"lambda", "λ"}, [](const Row& r) { return Cell(r.group->key.label); }},
-  };
-  append(columns, setup_columns<Row>([](const Row& r) -> const GroupKey& { return r.group->key; }));
+  Columns<Row> columns = group_columns<Row>();
   append(columns, {{{"metric", "metric"}, [](const Row& r) { return Cell(kBiasMetrics[r.metric].label); }},
                    {{"layers", "layers"}, [](const Row& r) { return count_cell(r.layers); }},
                    {{"n", "n"}, [](const Row& r) { return count_cell(r.ci[0].n); }}});
