@@ -603,6 +603,7 @@ def main():
     # S0 = lr_control's cells, S1 = variants_s1's sa and xsa, S2 = size_s2.
     sizes = [os.path.join(results, "lr_control"), second["variants_s1"], second["size_s2"]]
     trends = check_sizes(checker, sizes)
+    check_by_budget(checker, [f for f in sizes if finished(f)])  # the gain at each size and lr, in one table
     depth_rows = check_bias_depth(checker, budgets)
     depth_rows += check_bias_depth(checker, [f for f in sizes if finished(f)])
     if "length_s1" not in pending:
