@@ -17,16 +17,26 @@ bool GroupKey::operator<(const GroupKey& o) const {
                                                  o.seq_len, o.batch_size, o.params, o.model, o.lr, o.impl);
 }
 
-std::vector<double> Group::deltas() const {
+namespace {
+
+// One value per seed, in seed order: the mean of `value` over the seed's pairs.
+template <class Value>
+std::vector<double> per_seed_means(const std::vector<Pair>& pairs, Value value) {
+  std::map<std::uint64_t, std::vector<double>> by_seed;
+  for (const auto& p : pairs) by_seed[pair_seed(p)].push_back(value(p));
   std::vector<double> out;
-  for (const auto& p : pairs) out.push_back(p.comparison->delta_val_loss);
+  for (const auto& [seed, values] : by_seed) out.push_back(mean(values));
   return out;
 }
 
+}  // namespace
+
+std::vector<double> Group::deltas() const {
+  return per_seed_means(pairs, [](const Pair& p) { return p.comparison->delta_val_loss; });
+}
+
 std::vector<double> Group::improvements() const {
-  std::vector<double> out;
-  for (const auto& p : pairs) out.push_back(p.comparison->improvement_pct);
-  return out;
+  return per_seed_means(pairs, [](const Pair& p) { return p.comparison->improvement_pct; });
 }
 
 std::uint64_t pair_seed(const Pair& p) {

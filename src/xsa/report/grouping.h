@@ -45,8 +45,11 @@ struct Group {
   GroupKey key;
   std::vector<Pair> pairs;
   std::set<std::int64_t> seq_lens;
-  std::vector<double> deltas() const;        // variant − baseline final val loss, per pair
-  std::vector<double> improvements() const;  // improvement %, per pair
+  // One value per seed: the mean over the seed's pairs. A group pooled over sequence lengths holds one pair
+  // per seed and length, and pairs of one seed share its initial weights, so they are not independent: the
+  // statistics over these values count seeds (n) and treat only seeds as independent.
+  std::vector<double> deltas() const;        // variant − baseline final val loss
+  std::vector<double> improvements() const;  // improvement %
 };
 
 // The seed of a pair: its runs' seed (the config's seed where the runs do not name one).

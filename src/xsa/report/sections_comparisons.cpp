@@ -206,21 +206,30 @@ void build_eval_curve(const SectionInputs& in, Table& t) {
   };
   std::vector<Row> rows;
   for (const auto& g : in.grouping.pooled) {
-    std::map<std::int64_t, std::vector<std::pair<double, double>>> at_step;  // step -> (base, variant)
+    // step -> seed -> (baseline, variant) of each of the seed's pairs (several when g pools lengths)
+    std::map<std::int64_t, std::map<std::uint64_t, std::vector<std::pair<double, double>>>> at_step;
+    std::map<std::int64_t, std::size_t> pairs_at;  // step -> pairs that evaluated at it
     for (const auto& p : g.pairs) {
       std::map<std::int64_t, double> base;
       for (const auto& e : p.baseline->eval) base[e.step] = e.val_loss;
       for (const auto& e : p.variant->eval)
-        if (auto it = base.find(e.step); it != base.end())
-          at_step[e.step].push_back({it->second, e.val_loss});
+        if (auto it = base.find(e.step); it != base.end()) {
+          at_step[e.step][pair_seed(p)].push_back({it->second, e.val_loss});
+          ++pairs_at[e.step];
+        }
     }
-    for (const auto& [step, values] : at_step) {
-      if (values.size() != g.pairs.size()) continue;  // a step some pairs lack would change the seed set
-      std::vector<double> base, var, delta;
-      for (const auto& [b, v] : values) {
-        base.push_back(b);
-        var.push_back(v);
-        delta.push_back(v - b);
+    for (const auto& [step, seeds] : at_step) {
+      if (pairs_at[step] != g.pairs.size()) continue;  // a step some pairs lack would change the seed set
+      std::vector<double> base, var, delta;            // one value per seed, as Group::deltas
+      for (const auto& [seed, values] : seeds) {
+        std::vector<double> b, v;
+        for (const auto& [bv, vv] : values) {
+          b.push_back(bv);
+          v.push_back(vv);
+        }
+        base.push_back(mean(b));
+        var.push_back(mean(v));
+        delta.push_back(mean(v) - mean(b));
       }
       rows.push_back({&g, step, mean(base), mean(var), paired_interval(delta)});
     }

@@ -496,10 +496,36 @@ TEST(Report, BudgetTrendChangeIsTheLastIntervalsSlopeMinusTheFirstsPerSeed) {
   EXPECT_EQ(text(s, 0, "verdict"), "within noise");
 }
 
+TEST(Report, PooledGroupsCountSeedsNotPairs) {
+  // Seeds 1, 2, 3 at T = 128 (improvements 2, 4, 6) and T = 512 (4, 4, 8): by_seq_len has two groups of
+  // three seeds; by_lambda pools them into one group of three seeds, each the mean of its two lengths:
+  // 3, 4, 7 -> mean 4.666667, sd 2.081666, SEM 1.201850, t_{0.975,2} = 4.302653 -> [-0.504478, +9.837812].
+  // Counted as six independent pairs it would read n = 6 and a CI a third as wide.
+  std::vector<ExperimentResult> points;
+  const double at_128[] = {2, 4, 6}, at_512[] = {4, 4, 8};
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    points.push_back(length_point(128, 32, seed, at_128[seed - 1]));
+    points.push_back(length_point(512, 8, seed, at_512[seed - 1]));
+  }
+  const Report report = build_report(points);
+  EXPECT_EQ(report.table("by_seq_len").rows.size(), 2u);
+  EXPECT_EQ(integer(report.table("by_seq_len"), 0, "n"), 3);
+  const Table& t = report.table("by_lambda");
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(text(t, 0, "seq_lens"), "128 512");
+  EXPECT_EQ(integer(t, 0, "n"), 3);
+  EXPECT_EQ(integer(t, 0, "favouring"), 3);
+  EXPECT_NEAR(num(t, 0, "mean_improvement_pct"), 14.0 / 3, 1e-12);
+  EXPECT_NEAR(num(t, 0, "improvement_ci_low"), -0.504478, 1e-5);
+  EXPECT_NEAR(num(t, 0, "improvement_ci_high"), 9.837812, 1e-5);
+  EXPECT_EQ(integer(report.table("by_budget"), 0, "n"), 3);
+}
+
 TEST(Report, TheSameRunInTwoFoldersCountsOnce) {
   // Seeds 1 and 2 at T = 128 (improvements 2 and 4), then seed 1 again as another folder holds it (same
   // seed, same losses): n stays 2 and the mean 3, with a note naming both folders. A seed-1 run whose
-  // numbers differ is another measurement and counts: n = 3, mean (2 + 4 + 6) / 3 = 4.
+  // numbers differ is another measurement of seed 1: it is averaged with the first (2 and 6 -> 4), since the
+  // two share the seed's initial weights, so n stays 2 and the mean is (4 + 4) / 2 = 4.
   auto at = [](std::uint64_t seed, double improvement, const std::string& folder) {
     ExperimentResult e = length_point(128, 32, seed, improvement);
     e.source = folder + "/results.json";
@@ -522,7 +548,7 @@ TEST(Report, TheSameRunInTwoFoldersCountsOnce) {
 
   const Report other =
       build_report({at(1, 2, "budget/seed=1"), at(2, 4, "budget/seed=2"), at(1, 6, "x/seed=1")});
-  EXPECT_EQ(integer(other.table("by_seq_len"), 0, "n"), 3);
+  EXPECT_EQ(integer(other.table("by_seq_len"), 0, "n"), 2);
   EXPECT_NEAR(num(other.table("by_seq_len"), 0, "mean_improvement_pct"), 4.0, 1e-12);
   EXPECT_TRUE(other.table("notes").rows.empty());
 }
