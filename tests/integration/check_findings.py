@@ -306,7 +306,11 @@ def check_lengths(checker, folder):
     if set(rows) != set(groups):
         checker.failures.append(f"{folder} by_seq_len groups: expected {sorted(groups)}, has {sorted(rows)}")
     for key in sorted(set(rows) & set(groups)):
-        checker.compare_group(f"{folder} by_seq_len T={key[0]} batch={key[1]}", rows[key], groups[key])
+        what = f"{folder} by_seq_len T={key[0]} batch={key[1]}"
+        checker.compare_group(what, rows[key], groups[key])
+        for side, arm in (("base", "base"), ("var", "variant")):
+            _, mean, _, _ = interval([p[arm] for p in groups[key]])
+            checker.close(f"{what} {side} val loss", mean, rows[key][f"{side}_val_loss"])
 
     trends = checker.rows([folder], "seq_len_trend")
     expected = 1 if len(set(p["seq_len"] for p in pairs)) >= 2 else 0  # one length: no trend yet

@@ -129,7 +129,19 @@ void build_by_seq_len(const SectionInputs& in, Table& t) {
       {{"lambda", "λ"}, lambda_cell},
   };
   append(head, setup_columns<GroupRow>(group_key));
-  fill_table(t, with_group_stats(head), group_rows(in.grouping.per_len));
+  auto columns = with_group_stats(head);
+  // Each arm's mean final val loss: at a fixed token budget a length changes both arms' loss, not only the
+  // gap.
+  for (int side = 0; side < 2; ++side)
+    columns.push_back(
+        {{side == 0 ? "base_val_loss" : "var_val_loss", side == 0 ? "base val loss" : "variant val loss", 4},
+         [side](const GroupRow& r) {
+           std::vector<double> losses;
+           for (const auto& p : r.group->pairs)
+             losses.push_back((side == 0 ? p.baseline : p.variant)->final.val_loss);
+           return avg(losses);
+         }});
+  fill_table(t, columns, group_rows(in.grouping.per_len));
 }
 
 namespace {

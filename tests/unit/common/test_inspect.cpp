@@ -228,6 +228,9 @@ TEST(Report, BySeqLenGroupsSeedsWithStudentTIntervals) {
   EXPECT_NEAR(num(t, 0, "improvement_ci_low"), -1.918438, 1e-5);
   EXPECT_NEAR(num(t, 0, "improvement_ci_high"), 3.186608, 1e-5);
   EXPECT_EQ(text(t, 0, "verdict"), "within noise");
+  // Each arm's mean final val loss: SA {2.0, 2.1, 1.9} -> 2.0, λ=0.5 {1.98, 2.07, 1.91} -> 1.986667.
+  EXPECT_NEAR(num(t, 0, "base_val_loss"), 2.0, 1e-12);
+  EXPECT_NEAR(num(t, 0, "var_val_loss"), 5.96 / 3, 1e-12);
 
   // seq_len 64, xsa (λ=1): Δ = {-0.05, -0.06, -0.04} -> CI [-0.0748414, -0.0251586] -> better, 3/3.
   // Improvements {2.5, 2.857143, 2.105263}: mean 2.487469.
