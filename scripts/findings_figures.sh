@@ -42,14 +42,14 @@ draw budget "$(existing budget_300 budget_1200 budget_2400)" --lambda 1,0.5 \
 draw seqlen "$(existing seqlen_tokens seqlen_fixed_batch)" --only improvement_vs_seq_len
 draw lambda "$(existing budget_300 budget_1200 lambda_lr)" --only improvement_vs_lambda
 draw lr "$(existing lr_control)" --only improvement_vs_lr
-# The community's variants at S1 (question 7): each against SA, and each against full XSA on every layer, with
-# the gate control of gate_lr_s1 (α at 30x the lr, label "tanh_gate lr×30"; its sa and xsa runs repeat
-# variants_s1's bit for bit, so xsa-inspect counts them once)
-draw variants "$(existing variants_s1 gate_lr_s1)" --only improvement_vs_lambda
-vs_xsa="1@0-1,1@2-3,tanh_gate"
-if [ -n "$(existing gate_lr_s1)" ]; then vs_xsa+=",tanh_gate lr×30"; fi
-draw variants_vs_xsa "$(existing variants_s1 gate_lr_s1)" --baseline xsa --lambda "$vs_xsa" \
+# The community's variants at S1 (question 7): each against SA, and each against full XSA on every layer
+draw variants "$(existing variants_s1)" --only improvement_vs_lambda
+draw variants_vs_xsa "$(existing variants_s1)" --baseline xsa --lambda 1@0-1,1@2-3,tanh_gate \
   --only improvement_vs_lambda
+# Question 7's control, gate_lr_s1 (α at 30x the lr): XSA and the gate against SA, on their own. Its SA and XSA
+# runs share variants_s1's seeds and setup but ran on another CPU and differ from them after a few dozen steps
+# (README Findings, question 7), so pooling the two folders would average two runs per seed.
+draw gate_lr "$(existing gate_lr_s1)" --only improvement_vs_lambda
 # S0 = lr_control's cells, S1 = variants_s1's sa and xsa runs, S2 = size_s2 (README Findings, question 6)
 draw size "$(existing lr_control variants_s1 size_s2)" --lambda 1 --only improvement_vs_size,bias_by_depth
 # the length trend at S1 (length_s1, fused attention) next to the 2-layer one (seqlen_tokens) (question 8)

@@ -27,6 +27,7 @@
 #include "xsa/train/schedule.h"
 #include "xsa/train/step.h"
 #include "xsa/train/threads.h"
+#include "xsa/util/blas_core.h"
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
 #include "xsa/util/progress.h"
@@ -511,6 +512,8 @@ report::ExperimentResult run_paired_experiment(const Config& cfg, const TokenDat
 
   const PrecisionChoice precision = resolve_precision(cfg.runtime.precision, cpu_bf16_support());
   if (!precision.warning.empty()) std::fprintf(stderr, "xsa-train: warning: %s\n", precision.warning.c_str());
+  const std::string blas_warning = generic_blas_core_warning(current_thread_info().blas, read_cpuinfo());
+  if (!blas_warning.empty()) std::fprintf(stderr, "xsa-train: warning: %s\n", blas_warning.c_str());
 
   // Build every model (and draw its init) here, before any worker thread exists.
   Shared shared{cfg,
