@@ -47,7 +47,7 @@ draw variants "$(existing variants_s1)" --only improvement_vs_lambda
 draw variants_vs_xsa "$(existing variants_s1)" --baseline xsa --lambda 1@0-1,1@2-3,tanh_gate \
   --only improvement_vs_lambda
 # Question 7's control, gate_lr_s1 (α at 30x the lr): XSA and the gate against SA, on their own. Its SA and XSA
-# runs share variants_s1's seeds and setup but ran on another CPU and differ from them after a few dozen steps
+# runs share variants_s1's seeds and setup but some ran with other OpenBLAS kernels and differ after a few dozen steps
 # (README Findings, question 7), so pooling the two folders would average two runs per seed.
 draw gate_lr "$(existing gate_lr_s1)" --only improvement_vs_lambda
 # S0 = lr_control's cells, S1 = variants_s1's sa and xsa runs, S2 = size_s2 (README Findings, question 6)

@@ -1,6 +1,6 @@
 #include "xsa/model/precision.h"
 
-#include <fstream>
+#include <set>
 #include <sstream>
 
 #include "xsa/model/torch_compat.h"
@@ -13,27 +13,11 @@ const char* precision_name(Precision p) {
 
 CpuBf16Support parse_cpu_bf16_flags(const std::string& cpuinfo) {
   CpuBf16Support support;
-  std::istringstream lines(cpuinfo);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.rfind("flags", 0) != 0) continue;  // "flags\t\t: fpu vme ..."
-    auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::istringstream words(line.substr(colon + 1));
-    std::string flag;
-    while (words >> flag) {
-      support.avx512_bf16 = support.avx512_bf16 || flag == "avx512_bf16";
-      support.amx_bf16 = support.amx_bf16 || flag == "amx_bf16";
-    }
+  for (const auto& flags : cpu_flag_lines(cpuinfo)) {
+    support.avx512_bf16 = support.avx512_bf16 || flags.count("avx512_bf16");
+    support.amx_bf16 = support.amx_bf16 || flags.count("amx_bf16");
   }
   return support;
-}
-
-std::string read_cpuinfo() {
-  std::ifstream in("/proc/cpuinfo");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 const CpuBf16Support& cpu_bf16_support() {
@@ -44,20 +28,23 @@ const CpuBf16Support& cpu_bf16_support() {
 CpuDescription describe_cpu(const std::string& cpuinfo) {
   CpuDescription out;
   std::istringstream lines(cpuinfo);
-  std::string line, flags;
-  while (std::getline(lines, line)) {
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("model name", 0) != 0) continue;
     auto colon = line.find(':');
     if (colon == std::string::npos) continue;
-    auto value = line.substr(colon + 1);
-    value.erase(0, value.find_first_not_of(" \t"));
-    if (out.model.empty() && line.rfind("model name", 0) == 0) out.model = value;
-    if (flags.empty() && line.rfind("flags", 0) == 0) flags = " " + value + " ";
+    out.model = line.substr(colon + 1);
+    out.model.erase(0, out.model.find_first_not_of(" \t"));
+    break;
   }
+  std::set<std::string> flags;  // the first non-empty flags line's
+  for (auto& line_flags : cpu_flag_lines(cpuinfo))
+    if (!line_flags.empty()) {
+      flags = std::move(line_flags);
+      break;
+    }
   for (const char* flag :
-       {"avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_bf16"}) {
-    bool has = flags.find(std::string(" ") + flag + " ") != std::string::npos;
-    (has ? out.flags_present : out.flags_absent).push_back(flag);
-  }
+       {"avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_bf16"})
+    (flags.count(flag) ? out.flags_present : out.flags_absent).push_back(flag);
   return out;
 }
 

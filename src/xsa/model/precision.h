@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "xsa/util/cpuinfo.h"  // read_cpuinfo
+
 namespace xsa {
 
 enum class Precision { kFp32, kBf16 };
@@ -33,7 +35,6 @@ struct CpuDescription {
   std::vector<std::string> flags_present, flags_absent;
 };
 CpuDescription describe_cpu(const std::string& cpuinfo);
-std::string read_cpuinfo();  // /proc/cpuinfo's text ("" if unreadable)
 
 // Parses the "flags" lines of /proc/cpuinfo text.
 CpuBf16Support parse_cpu_bf16_flags(const std::string& cpuinfo);

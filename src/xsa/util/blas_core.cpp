@@ -3,6 +3,8 @@
 #include <set>
 #include <sstream>
 
+#include "xsa/util/cpuinfo.h"
+
 namespace xsa {
 
 namespace {
@@ -24,16 +26,6 @@ std::set<std::string> words(const std::string& text) {
   return out;
 }
 
-std::set<std::string> first_cpu_flags(const std::string& cpuinfo) {
-  std::istringstream lines(cpuinfo);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("flags", 0) != 0) continue;  // "flags\t\t: fpu vme ..."
-    const auto colon = line.find(':');
-    if (colon != std::string::npos) return words(line.substr(colon + 1));
-  }
-  return {};
-}
-
 }  // namespace
 
 std::string generic_blas_core_warning(const std::string& blas_config, const std::string& cpuinfo) {
@@ -43,7 +35,9 @@ std::string generic_blas_core_warning(const std::string& blas_config, const std:
   for (const auto& w : config)
     if (cores_without_avx2_kernels().count(w)) core = w;
   if (core.empty()) return "";
-  const std::set<std::string> flags = first_cpu_flags(cpuinfo);
+  const auto flag_lines = cpu_flag_lines(cpuinfo);
+  if (flag_lines.empty()) return "";
+  const std::set<std::string>& flags = flag_lines.front();
   if (!flags.count("avx2") || !flags.count("fma")) return "";
   return "OpenBLAS runs its generic " + core +
          " kernels on this CPU, which has avx2 and fma (its DYNAMIC_ARCH did not recognise the model): "
