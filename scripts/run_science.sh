@@ -7,8 +7,10 @@
 # build/xsa-train with configs/default.yaml afresh, so a config key added by a newer commit before the binary is
 # rebuilt fails the points that start in between (seen here: 19 points failed in seconds, "unknown key").
 #
-# Usage: scripts/run_science.sh [--round 2|1] [--lanes 2|1] [--only NAME[,NAME...]]
-#   --round 2 (default): the second round (README "Findings", questions 5-8): both lanes start on
+# Usage: scripts/run_science.sh [--round 3|2|1] [--lanes 2|1] [--only NAME[,NAME...]]
+#   --round 3 (default): the third round (README "Findings", question 9): lane A baseline_choices ->
+#             gate_lr_s1, lane B gate_lr_s1 -> baseline_choices (claims share each sweep's points).
+#   --round 2: the second round (README "Findings", questions 5-8): both lanes start on
 #             lr_control (sharing its points: claims train each point once), so the short, first-priority
 #             sweep finishes first; then lane A size_s2 -> variants_s1 -> length_s1, lane B variants_s1 ->
 #             length_s1 -> size_s2 (one lane on short points, so a session that ends mid-point loses little
@@ -23,19 +25,19 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 lanes=2
-round=2
+round=3
 only=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --lanes) lanes="${2:-}"; shift 2 ;;
     --round) round="${2:-}"; shift 2 ;;
     --only) only="${2:-}"; shift 2 ;;
-    -h|--help) sed -n 2,21p "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n 2,23p "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run_science: error: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 case "$lanes" in 1|2) ;; *) echo "run_science: error: --lanes '$lanes', expected 1 or 2" >&2; exit 2 ;; esac
-case "$round" in 1|2) ;; *) echo "run_science: error: --round '$round', expected 1 or 2" >&2; exit 2 ;; esac
+case "$round" in 1|2|3) ;; *) echo "run_science: error: --round '$round', expected 1, 2 or 3" >&2; exit 2 ;; esac
 
 # With sched_autogroup (the kernel's default), nice orders processes only within one autogroup (a session): a
 # sweep started in its own session (setsid, nohup from another terminal) took half of the 2 cores from every
@@ -77,6 +79,9 @@ lane() {  # lane WORKERS NAME...: sweeps one after another; a failed point does 
 if [ "$round" = 1 ]; then
   queue_a=(budget_300 budget_1200 budget_2400)
   queue_b=(seqlen_tokens lambda_lr seqlen_fixed_batch budget_2400)
+elif [ "$round" = 3 ]; then
+  queue_a=(baseline_choices gate_lr_s1)
+  queue_b=(gate_lr_s1 baseline_choices)
 else
   queue_a=(lr_control size_s2 variants_s1 length_s1 gate_lr_s1)
   queue_b=(lr_control variants_s1 length_s1 size_s2 gate_lr_s1)
