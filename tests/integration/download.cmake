@@ -1,6 +1,8 @@
-# scripts/download_tinystories.py (the first demo's data) against a local HTTP server on 127.0.0.1 that
-# serves a generated corpus and honours Range: bytes fetched, the cut at a story boundary, resume, a server
-# that ignores Range, and the one-line errors (download_test.py says what each check is).
+# scripts/download_tinystories.py (the first demo's data) against a hostile local HTTP server on 127.0.0.1 that
+# serves a generated corpus: bytes fetched, the cut at a story boundary, resume, a server that ignores Range,
+# every check of a response (status, Content-Range, lengths, totals), the manifest, stalls, redirects, peers
+# that do not speak HTTP, a seeded fuzz of responses, and the one-line errors (download_test.py says what each
+# check is).
 add_test(NAME integration.download_head_resume_and_errors
   COMMAND ${XSA_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/download_test.py ${CMAKE_SOURCE_DIR}
     ${CMAKE_BINARY_DIR}/test-work/download)
