@@ -34,6 +34,10 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import user_input  # noqa: E402  (scripts/user_input.py: a user-named file read, or one line and exit 2)
+from user_input import InputError, need  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
 PY = "/usr/bin/python3"
@@ -205,22 +209,51 @@ def print_lengths_result(result):
     print_length_table(result["lengths"])
 
 
+def check_lengths_result(result, path):
+    """The fields print_lengths_result reads, each of the kind it formats, so a malformed bench.json is one line
+    naming the file and the field (the catch in show() is only the last line of defence)."""
+    if not isinstance(result, dict):
+        raise InputError(f"{path}: expected a bench.json (a JSON object), got {user_input.json_type(result)}")
+    if not result.get("lengths"):
+        raise InputError(f"{path}: no length and size table (key 'lengths'; written by --lengths-only or a full run)")
+    need(result, "steps", path)
+    gemm = need(need(need(result, "xsa_bench", path, "object"), "gemm", f"{path}: xsa_bench", "object"), "2",
+                f"{path}: xsa_bench.gemm", "object")
+    need(gemm, "peak_gflops", f"{path}: xsa_bench.gemm.2", "number")
+    for i, row in enumerate(user_input.check(result["lengths"], f"{path}: lengths", "array")):
+        where = f"{path}: lengths[{i}]"
+        need(row, "model", where, "string")
+        need(row, "seq_len", where, "number")
+        need(row, "batch", where)
+        ref = need(row, "reference", where, "object")
+        need(ref, "tokens_per_s", f"{where}.reference", "number")
+        for key in ("torch_threads", "blas_threads", "attention"):
+            need(ref, key, f"{where}.reference")
+        for impl in IMPLS:
+            m = need(row, impl, where, "object")
+            if "error" in m:
+                continue
+            for key in ("tokens_per_s_per_run", "mfu", "peak_rss_mib", "xsa_over_sa_step"):
+                need(m, key, f"{where}.{impl}", "number")
+            if "over_reference" in m:
+                need(m, "over_reference", f"{where}.{impl}", "number")
+
+
 def show(path):
     """Renders the whole table before printing it, so a bad file prints its one-line error and no part table."""
     try:
-        with open(path, encoding="utf-8") as f:
-            result = json.load(f)
-        if not result.get("lengths"):
-            sys.exit(f"bench: error: {path}: no length and size table (key 'lengths'; written by --lengths-only "
-                     "or a full run)")
+        result = user_input.load_json(path, "a bench.json")
+        check_lengths_result(result, path)
         table = io.StringIO()
         with contextlib.redirect_stdout(table):
             print_lengths_result(result)
         sys.stdout.write(table.getvalue())
-    except (OSError, ValueError) as e:
-        sys.exit(f"bench: error: {path}: {e}")
-    except (KeyError, TypeError, StopIteration) as e:
-        sys.exit(f"bench: error: {path}: not a bench.json with a length table (missing or bad field {e})")
+    except InputError as e:
+        user_input.fail("bench", e)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, StopIteration, ZeroDivisionError) as e:
+        # e.g. a ratio row without its rows (StopIteration) or a zero to divide by
+        user_input.fail("bench", f"{path}: not a bench.json with a length table (missing or bad field: "
+                                 f"{type(e).__name__} {e})")
 
 
 def sweep_time(out_root, workers):
@@ -253,7 +286,10 @@ def main():
         return
     if not os.path.exists(os.path.join(ROOT, "data/tinystories/meta.json")):
         sys.exit("bench: error: data/tinystories is not prepared (see data/README.md or run scripts/demo.sh)")
-    os.makedirs(args.out, exist_ok=True)
+    try:
+        user_input.ensure_folder(args.out, "--out folder")
+    except InputError as e:
+        user_input.fail("bench", e)
     work = tempfile.mkdtemp(prefix="xsa-bench-")
     result = {"steps": args.steps, "repeats": args.repeats}
     try:

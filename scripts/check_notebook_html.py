@@ -4,7 +4,8 @@ loaded and is not blank (drawn into a canvas in the page: more than one colour),
 output is an error or stderr text. Optionally saves a screenshot of the page.
 
 Usage: check_notebook_html.py HTML --figures N [--screenshot PNG]
-Exit codes: 0 checks passed, 1 a check failed (one line each), 2 bad arguments or Chromium failed.
+Exit codes: 0 checks passed, 1 a check failed (one line each), 2 bad arguments (HTML not a readable UTF-8 HTML
+file: one line naming it) or Chromium failed.
 """
 import argparse
 import json
@@ -14,6 +15,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import user_input  # noqa: E402  (scripts/user_input.py: a user-named file read, or one line and exit 2)
+
+
+def fail(message):
+    user_input.fail("check_notebook_html", message)
 
 # Runs in the page once it has loaded: every <img> loaded and non-blank, error and stderr outputs counted.
 PROBE = """
@@ -52,7 +60,15 @@ def chromium(args, profile):
     try:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     except (OSError, subprocess.TimeoutExpired) as e:
-        sys.exit("check_notebook_html: error: chromium failed to run (%s)" % e)
+        fail("chromium failed to run (%s)" % e)
+
+
+def probe_report(report):
+    """True for what PROBE writes: {"images": [{index, loaded, width, colours}...], "errors": N}."""
+    keys = {"index", "loaded", "width", "colours"}
+    return (isinstance(report, dict) and isinstance(report.get("images"), list)
+            and isinstance(report.get("errors"), int)
+            and all(isinstance(i, dict) and keys <= i.keys() for i in report["images"]))
 
 
 def main():
@@ -61,22 +77,32 @@ def main():
     parser.add_argument("--figures", type=int, required=True, help="figures the notebook must show")
     parser.add_argument("--screenshot")
     args = parser.parse_args()
-    if not os.path.isfile(args.html):
-        print("check_notebook_html: error: %s: not a file" % args.html, file=sys.stderr)
-        return 2
-    html = open(args.html, encoding="utf-8").read()
+    try:  # a folder, FIFO (never opened), missing or unreadable file, or bytes that are not UTF-8: one line
+        html = user_input.read_text(args.html, "an HTML page")
+    except user_input.InputError as e:
+        fail(e)
+    if not html.strip():
+        fail("%s: empty file, expected an HTML page (the executed notebook)" % args.html)
+    if not re.search(r"<html[\s>]", html, re.I):
+        fail("%s: not an HTML page (no <html> element), expected the executed notebook's HTML" % args.html)
     work = tempfile.mkdtemp(prefix="xsa-nb-check.")
     try:
         probed = os.path.join(work, "probed.html")
         with open(probed, "w", encoding="utf-8") as f:
             f.write(html.replace("</body>", PROBE + "</body>") if "</body>" in html else html + PROBE)
         r = chromium(["--virtual-time-budget=20000", "--dump-dom", "file://" + probed], os.path.join(work, "p1"))
-        match = re.search(r'<pre id="xsa-check">(.*?)</pre>', r.stdout, re.S)
-        if not match:
+        # The probe's element is the page's last one: a page holding its own <pre id="xsa-check"> cannot stand in.
+        matches = re.findall(r'<pre id="xsa-check">(.*?)</pre>', r.stdout, re.S)
+        if not matches:
             print("check_notebook_html: error: the page did not report (chromium exit %d: %s)"
                   % (r.returncode, r.stderr.strip().splitlines()[-1:] or ""), file=sys.stderr)
             return 2
-        report = json.loads(match.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+        try:
+            report = json.loads(matches[-1].replace("&quot;", '"').replace("&amp;", "&"))
+        except (ValueError, RecursionError) as e:
+            report = str(e)
+        if not probe_report(report):
+            fail("%s: the page's report is not the probe's (%s)" % (args.html, str(report)[:80]))
         images = report["images"]
         failures = []
         if len(images) < args.figures:
@@ -90,12 +116,19 @@ def main():
             failures.append("%d error or stderr outputs" % report["errors"])
         if args.screenshot:
             target = os.path.abspath(args.screenshot)
-            r = chromium(["--window-size=1100,7000", "--virtual-time-budget=10000", "--screenshot=" + target,
-                          "file://" + os.path.abspath(args.html)], os.path.join(work, "p2"))
-            if r.returncode != 0 or not os.path.exists(target):
-                failures.append("no screenshot written (chromium exit %d)" % r.returncode)
-            else:
-                print("check_notebook_html: screenshot %s" % args.screenshot)
+            folder, name = os.path.split(target)
+            tmp = os.path.join(folder, ".%s.tmp%d.png" % (os.path.splitext(name)[0], os.getpid()))
+            try:  # written beside PNG and renamed onto it once chromium is done: never a half-written PNG
+                r = chromium(["--window-size=1100,7000", "--virtual-time-budget=10000", "--screenshot=" + tmp,
+                              "file://" + os.path.abspath(args.html)], os.path.join(work, "p2"))
+                if r.returncode != 0 or not os.path.exists(tmp):
+                    failures.append("no screenshot written (chromium exit %d)" % r.returncode)
+                else:
+                    os.replace(tmp, target)
+                    print("check_notebook_html: screenshot %s" % args.screenshot)
+            finally:
+                if os.path.exists(tmp):
+                    os.remove(tmp)
         for f in failures:
             print("check_notebook_html: FAILED: " + f)
         print("check_notebook_html: %d figures, %d of them blank or not loaded, %d error outputs"

@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import pathlib
+import stat
 import subprocess
 import sys
 
@@ -42,19 +43,46 @@ except ImportError:
     sys.exit(f"plot_findings: error: {sys.executable} has no matplotlib; run it with /usr/bin/python3 "
              "(Debian's python3-matplotlib: apt-get install python3-matplotlib)")
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import user_input  # noqa: E402  (scripts/user_input.py: a user-named path checked, or one line and exit 2)
 
-def fail(message):
-    print(f"plot_findings: error: {message}", file=sys.stderr)
-    sys.exit(2)
+
+def fail(message, code=2):
+    user_input.fail("plot_findings", message, code)
+
+
+def check_paths(paths):
+    """Each PATH exists and is a folder or a regular file, before xsa-inspect reads it (stat only: a FIFO is
+    refused, never opened). What is inside is xsa-inspect's to check: it names the bad file in one line."""
+    for path in paths:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as e:
+            fail(user_input.os_problem(path, e).replace("no such file", "no such file or folder"))
+        if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+            fail(f"{path}: is {user_input.kind_of(mode)}, expected a results.json or a folder")
 
 
 def inspect_json(exe, paths, lambdas=None, baseline=None):
     extra = (["--baseline", baseline] if baseline else []) + (["--lambda", lambdas] if lambdas else [])
-    proc = subprocess.run([exe, *paths, *extra, "--format", "json"], capture_output=True, text=True)
+    try:
+        proc = subprocess.run([exe, *paths, *extra, "--format", "json"], capture_output=True, text=True,
+                              errors="replace")
+    except OSError as e:
+        fail(f"{exe}: cannot run xsa-inspect ({e.strerror or e})")
     if proc.returncode != 0:
-        print(f"plot_findings: error: xsa-inspect: {proc.stderr.strip()}", file=sys.stderr)
-        sys.exit(proc.returncode or 2)
-    return json.loads(proc.stdout)
+        # xsa-inspect's own one-line error names the bad file (the last line, should it have printed more)
+        lines = [l for l in proc.stderr.splitlines() if l.strip()]
+        last = lines[-1].strip().replace("xsa-inspect: error: ", "", 1) if lines else f"exit {proc.returncode}"
+        fail(f"xsa-inspect: {last}",
+             proc.returncode if proc.returncode > 0 else 2)
+    try:
+        doc = json.loads(proc.stdout)
+    except ValueError as e:
+        fail(f"{exe}: --format json printed no JSON ({e})")
+    if not isinstance(doc, dict):
+        fail(f"{exe}: --format json printed {user_input.json_type(doc)}, expected an object of sections")
+    return doc
 
 
 def lam_label(row):
@@ -88,7 +116,8 @@ def ci_bars(rows, key="mean_improvement_pct", low="improvement_ci_low", high="im
 def save(fig, out, name):
     path = os.path.join(out, name)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with user_input.replacing(path) as tmp:  # a reader never sees a half-written PNG
+        fig.savefig(tmp, dpi=110)
     plt.close(fig)
     print(f"plot_findings: wrote {path}")
 
@@ -406,7 +435,7 @@ def main():
     root = pathlib.Path(__file__).resolve().parent.parent
     ap.add_argument("--inspect", default=str(root / "build" / "xsa-inspect"), help="xsa-inspect executable")
     args = ap.parse_args()
-    if not os.access(args.inspect, os.X_OK):
+    if not user_input.is_regular_file(args.inspect) or not os.access(args.inspect, os.X_OK):
         fail(f"{args.inspect}: xsa-inspect not built (scripts/build.sh) or not executable")
     plots = (improvement_vs_budget, eval_delta_curve, improvement_vs_lambda, improvement_vs_seq_len,
              bias_init_vs_end, bias_by_depth, improvement_vs_size, improvement_vs_lr)
@@ -415,11 +444,20 @@ def main():
     for name in only:
         if name not in names:
             fail(f"--only '{name}': not a figure, expected one of {', '.join(names)}")
+    check_paths(args.paths)
     doc = inspect_json(args.inspect, args.paths, args.lambdas, args.baseline)
-    os.makedirs(args.out, exist_ok=True)
+    try:
+        user_input.ensure_folder(args.out, "--out folder")
+    except user_input.InputError as e:
+        fail(e)
     for plot in plots:
         if plot.__name__ in only:
-            plot(doc, args.out)
+            try:
+                plot(doc, args.out)
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError) as e:
+                # The last line of defence: xsa-inspect checked the files, so this is a value no check foresaw.
+                fail(f"{', '.join(args.paths)}: cannot draw {plot.__name__}.png from xsa-inspect's JSON "
+                     f"({type(e).__name__}: {e})")
     return 0
 
 

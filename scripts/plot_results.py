@@ -33,6 +33,10 @@ except ImportError:  # e.g. a pyenv python3 first on PATH: one line, not a trace
 matplotlib.use("Agg")  # headless: no display on compute nodes
 import matplotlib.pyplot as plt  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import user_input  # noqa: E402  (scripts/user_input.py: a user-named file read, or one line and exit 2)
+from user_input import InputError, check, need  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCHEMA = "xsa.results/1"
 # The per-layer bias metrics of results.json (src/xsa/report/bias_metrics.h: kBiasMetrics), key and label.
@@ -40,64 +44,58 @@ BIAS_METRICS = (("cos_y_v", "cos(y,v)"), ("cos_z_v", "cos(z,v)"), ("attn_diag", 
                 ("value_cos", "value_cos"))
 
 
-class InputError(Exception):
-    pass
-
-
 # ---- reading -----------------------------------------------------------------------------------------
 
 def load_results(path):
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        raise InputError("%s: not a readable results.json (%s)" % (path, e))
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+    """A results.json, its fields the plots read checked (an InputError naming the file and the field)."""
+    doc = user_input.load_json(path, "a results.json")
+    if not isinstance(doc, dict):
+        raise InputError("%s: expected a results.json (a JSON object), got %s" % (path, user_input.json_type(doc)))
+    if doc.get("schema") != SCHEMA:
         raise InputError('%s: key schema: expected "%s"' % (path, SCHEMA))
-    try:
-        seq_len = int(doc["config"]["data"]["seq_len"])
-        for i, run in enumerate(doc["runs"]):
-            check_run(run, "%s: runs[%d]" % (path, i))
-    except (KeyError, TypeError, ValueError) as e:
-        raise InputError("%s: missing or mistyped key %s" % (path, e))
+    config = need(doc, "config", path, "object")
+    seq_len = int(need(need(config, "data", path + ": config", "object"), "seq_len", path + ": config.data",
+                       "number"))
+    for i, run in enumerate(need(doc, "runs", path, "array")):
+        check_run(run, "%s: runs[%d]" % (path, i))
     doc["_seq_len"] = seq_len
     doc["_path"] = path
     doc["_log"] = read_log(os.path.join(os.path.dirname(path), "log.jsonl"))
     return doc
 
 
-def need(obj, key, where):
-    if not isinstance(obj, dict) or key not in obj:
-        raise InputError("%s: missing key %s" % (where, key))
-    return obj[key]
-
-
 def check_run(run, where):
-    """The keys the plots read, so a renamed field is one clear line instead of a KeyError deep inside."""
-    need(run, "variant", where)
-    need(need(run, "final", where), "val_loss", where + ".final")
-    for i, point in enumerate(run.get("eval") or []):
+    """The keys the plots read, each of the kind they use, so a renamed or mistyped field is one clear line
+    instead of a KeyError or TypeError deep inside (with some plots already written)."""
+    need(run, "variant", where, "string")
+    need(need(run, "final", where, "object"), "val_loss", where + ".final")
+    for i, point in enumerate(check(run.get("eval") or [], where + ".eval", "array")):
         for key in ("step", "val_loss"):
-            need(point, key, "%s.eval[%d]" % (where, i))
-    for i, point in enumerate(run.get("bias") or []):
-        need(point, "step", "%s.bias[%d]" % (where, i))
-        for j, layer in enumerate(need(point, "layers", "%s.bias[%d]" % (where, i))):
-            for key in ("layer",) + tuple(k for k, _ in BIAS_METRICS):
-                need(layer, key, "%s.bias[%d].layers[%d]" % (where, i, j))
+            need(point, key, "%s.eval[%d]" % (where, i), "number")
+    for i, point in enumerate(check(run.get("bias") or [], where + ".bias", "array")):
+        need(point, "step", "%s.bias[%d]" % (where, i), "number")
+        for j, layer in enumerate(need(point, "layers", "%s.bias[%d]" % (where, i), "array")):
+            need(layer, "layer", "%s.bias[%d].layers[%d]" % (where, i, j), "integer")
+            for key, _ in BIAS_METRICS:
+                need(layer, key, "%s.bias[%d].layers[%d]" % (where, i, j), "number")
 
 
 def read_log(path):
-    """{run: [(step, loss)]} from log.jsonl; missing file or odd lines are skipped (the log is optional)."""
+    """{run: [(step, loss)]} from log.jsonl; a missing file or odd lines (not JSON, not UTF-8, nested too deeply,
+    without a numeric step and loss) are skipped (the log is optional). A log.jsonl that is there but is no
+    regular file (a FIFO would block the read) or cannot be read is bad input."""
     out = defaultdict(list)
-    if not os.path.exists(path):
+    if not os.path.exists(path):  # missing, or a link to nothing
         return out
-    with open(path) as f:
-        for line in f:
-            try:
-                rec = json.loads(line)
-                out[rec["run"]].append((rec["step"], rec["loss"]))
-            except (ValueError, KeyError, TypeError):
-                continue
+    for line in user_input.read_bytes(path).splitlines():
+        try:
+            rec = json.loads(line)
+            step, loss = rec["step"], rec["loss"]
+            check(step, path, "number")
+            check(loss, path, "number")
+            out[rec["run"]].append((step, loss))
+        except (ValueError, KeyError, TypeError, RecursionError, InputError):
+            continue
     return out
 
 
@@ -171,12 +169,16 @@ def inspect_rows(exe, paths, section):
     """The rows of one xsa-inspect section (--format json): the tables' own numbers, grouping and CIs."""
     try:
         proc = subprocess.run([exe, *paths, "--format", "json", "--section", section], capture_output=True,
-                              text=True)
+                              text=True, errors="replace")
     except OSError as e:
         raise InputError("%s: cannot run xsa-inspect (%s); build it (scripts/build.sh) or pass --inspect" % (exe, e))
     if proc.returncode != 0:
-        raise InputError("xsa-inspect: " + (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1])
-    return json.loads(proc.stdout)[section]
+        last = (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1]
+        raise InputError("xsa-inspect: " + last.replace("xsa-inspect: error: ", "", 1))
+    try:
+        return check(json.loads(proc.stdout)[section], section, "array")
+    except (ValueError, KeyError, TypeError, InputError) as e:
+        raise InputError("%s: unexpected output of --format json --section %s (%s)" % (exe, section, e))
 
 
 def is_number(label):
@@ -242,7 +244,8 @@ def save_figure(fig, path, suptitle=None):
     if suptitle:
         fig.suptitle(suptitle)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with user_input.replacing(path) as tmp:  # a reader never sees a half-written PNG
+        fig.savefig(tmp, dpi=110)
     plt.close(fig)
     return None
 
@@ -321,15 +324,21 @@ def main(argv):
     try:
         experiments = discover(args.paths)
         comparison_rows = inspect_rows(args.inspect, args.paths, "by_seq_len")
+        user_input.ensure_folder(args.out, "--out folder")
     except InputError as e:
-        print("plot_results.py: error: %s" % e, file=sys.stderr)
+        print("plot_results.py: error: %s" % user_input.one_line(e), file=sys.stderr)
         return 2
-    os.makedirs(args.out, exist_ok=True)
     plots = (("loss_curves.png", plot_loss_curves), ("improvement_vs_lambda.png", plot_improvement_vs_lambda),
              ("improvement_vs_seq_len.png", plot_improvement_vs_seq_len), ("bias_over_training.png", plot_bias))
     for name, fn in plots:
         data = comparison_rows if fn in (plot_improvement_vs_lambda, plot_improvement_vs_seq_len) else experiments
-        skipped = fn(data, args.out)
+        try:
+            skipped = fn(data, args.out)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError) as e:
+            # The last line of defence: the inputs were checked field by field, so this is a value no check foresaw.
+            print("plot_results.py: error: %s: cannot draw %s (%s: %s)" % (
+                ", ".join(args.paths), name, type(e).__name__, user_input.one_line(e)), file=sys.stderr)
+            return 2
         if skipped:
             print("skipped %s: %s" % (name, skipped))
         else:

@@ -14,14 +14,26 @@ length and size table of a committed bench.json). Arguments are relative to the 
 `--check` (the CTest readme.tables_match_results) reruns every block's command and fails, showing a diff, when a
 block differs; `--update` rewrites the blocks. Section headings ("## ...") of xsa-inspect's output are left out
 so the README keeps its own headings. Standard library only: runs under any python3 from 3.8 on.
+
+Exit codes: 0 every block matches (or --update done), 1 a block differs or a marker opens or closes no block, 2 bad
+input (the README or the xsa-inspect executable unusable, or a block's command failing on its input), with one
+line on stderr.
 """
 import argparse
 import difflib
+import os
 import pathlib
 import re
 import shlex
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import user_input  # noqa: E402  (scripts/user_input.py: a user-named file read, or one line and exit 2)
+
+
+def fail(message):
+    user_input.fail("readme_tables", message)
 
 TOOLS = r"xsa-inspect|science_compute|bench"
 # A block's body never holds another marker, so a missing or mistyped closing marker cannot swallow the next
@@ -51,9 +63,14 @@ def tool_command(tool, args, exe, root):
 
 
 def block_output(cmd, cwd):
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, errors="replace")
+    except OSError as e:
+        fail(f"{cmd[0]}: cannot run ({e.strerror or e})")
     if proc.returncode != 0:
-        sys.exit(f"readme_tables: error: `{shlex.join(cmd)}` exited {proc.returncode}: {proc.stderr.strip()}")
+        # the command's own one-line error (the last line, should it have printed more) names the bad input
+        lines = [l for l in proc.stderr.splitlines() if l.strip()]
+        fail(f"`{shlex.join(cmd)}` exited {proc.returncode}: {lines[-1].strip() if lines else '(no message)'}")
     lines = [l for l in proc.stdout.splitlines() if not l.startswith("## ")]
     while lines and not lines[0].strip():
         lines.pop(0)
@@ -77,12 +94,18 @@ def main():
     readme = pathlib.Path(args.readme) if args.readme else root / "README.md"
     exe = pathlib.Path(args.inspect) if args.inspect else root / "build" / "xsa-inspect"
     if not exe.exists():
-        sys.exit(f"readme_tables: error: {exe}: xsa-inspect not built (run scripts/build.sh or pass --inspect)")
-    text = readme.read_text(encoding="utf-8")
+        fail(f"{exe}: xsa-inspect not built (run scripts/build.sh or pass --inspect)")
+    if not user_input.is_regular_file(exe) or not os.access(exe, os.X_OK):
+        fail(f"{exe}: not an executable file (expected the xsa-inspect executable)")
+    try:
+        text = user_input.read_text(readme, "a markdown README")
+    except user_input.InputError as e:
+        fail(e)
+    if not text.strip():
+        fail(f"{readme}: empty file, expected a markdown README")
     blocks = list(BLOCK.finditer(text))
     if not blocks:
-        sys.exit(f"readme_tables: error: {readme}: no <!-- xsa-inspect ... -->, <!-- science_compute ... --> or "
-                 "<!-- bench ... --> blocks found")
+        fail(f"{readme}: no <!-- xsa-inspect ... -->, <!-- science_compute ... --> or <!-- bench ... --> blocks found")
     validate_markers(text, blocks, readme)
 
     failures = []
@@ -100,8 +123,15 @@ def main():
         new = "".join(out)
         if new != text:
             tmp = readme.with_suffix(".md.tmp")
-            tmp.write_text(new, encoding="utf-8")
-            tmp.replace(readme)
+            try:
+                tmp.write_text(new, encoding="utf-8")
+                tmp.replace(readme)
+            except OSError as e:
+                try:
+                    tmp.unlink()
+                except OSError:
+                    pass
+                fail(f"{readme}: cannot rewrite ({e.strerror or e})")
         print(f"readme_tables: {len(blocks)} blocks, {len(failures)} updated")
         return 0
     for cmd, have, want in failures:

@@ -9,22 +9,48 @@ timing.wall_s; a sweep runs one point per worker and one variant at a time, so t
 median of the runs' training throughput. A total row follows. Standard library only.
 """
 import argparse
-import json
+import os
 import pathlib
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import user_input  # noqa: E402  (scripts/user_input.py: a user-named file read, or one line and exit 2)
+from user_input import InputError, check, load_json, need  # noqa: E402
+
 
 def fail(message):
-    print(f"science_compute: error: {message}", file=sys.stderr)
-    sys.exit(2)
+    user_input.fail("science_compute", message)
 
 
-def run_tokens(config):
-    try:
-        return int(config["train"]["steps"]) * int(config["train"]["batch_size"]) * int(config["data"]["seq_len"])
-    except (KeyError, TypeError, ValueError):
-        return None
+def run_tokens(config, where):
+    """steps × batch × seq_len of one run, or None when the config lacks one of them; a value of another kind
+    (a string, null) is bad input."""
+    product = 1
+    for section, key in (("train", "steps"), ("train", "batch_size"), ("data", "seq_len")):
+        part = check(config, f"{where}: config", "object").get(section)
+        if part is None or key not in check(part, f"{where}: config.{section}", "object"):
+            return None
+        product *= int(check(part[key], f"{where}: config.{section}.{key}", "number"))
+    return product
+
+
+def read_point(f):
+    """(runs, tokens, wall seconds, [tokens/s]) of one results.json, or an InputError naming it."""
+    doc = load_json(str(f), "a results.json")
+    if not isinstance(doc, dict):
+        raise InputError(f"{f}: expected a results.json (a JSON object), got {user_input.json_type(doc)}")
+    per_run = run_tokens(doc.get("config", {}), f)
+    runs, tokens, wall, speeds = 0, 0, 0.0, []
+    for i, run in enumerate(need(doc, "runs", str(f), "array")):
+        where = f"{f}: runs[{i}]"
+        timing = check(check(run, where, "object").get("timing") or {}, where + ".timing", "object")
+        runs += 1
+        tokens += per_run or 0
+        wall += float(check(timing.get("wall_s", 0.0), where + ".timing.wall_s", "number"))
+        if check(timing.get("tokens_per_s"), where + ".timing.tokens_per_s", "number", nullable=True):
+            speeds.append(float(timing["tokens_per_s"]))
+    return runs, tokens, wall, speeds
 
 
 def main():
@@ -33,27 +59,32 @@ def main():
     ap.add_argument("results", nargs="?", default=str(root / "results"), help="folder of sweep folders")
     args = ap.parse_args()
     top = pathlib.Path(args.results)
-    if not top.is_dir():
+    if not top.exists():
         fail(f"{top}: no such folder")
+    if not top.is_dir():
+        fail(f"{top}: not a folder (expected a folder of sweep folders)")
     rows = []
-    for sweep in sorted(p for p in top.iterdir() if p.is_dir()):
-        files = sorted(sweep.glob("*/results.json"))
+    try:
+        sweeps = sorted(p for p in top.iterdir() if p.is_dir())
+    except OSError as e:
+        fail(f"{top}: cannot list folder ({e.strerror or e})")
+    for sweep in sweeps:
+        try:
+            files = sorted(sweep.glob("*/results.json"))
+        except OSError as e:
+            fail(f"{sweep}: cannot list folder ({e.strerror or e})")
         if not files:
             continue
         runs, tokens, wall, speeds = 0, 0, 0.0, []
         for f in files:
             try:
-                doc = json.loads(f.read_text(encoding="utf-8"))
-                per_run = run_tokens(doc.get("config", {}))
-                for run in doc["runs"]:
-                    runs += 1
-                    tokens += per_run or 0
-                    timing = run.get("timing") or {}
-                    wall += float(timing.get("wall_s", 0.0))
-                    if timing.get("tokens_per_s"):
-                        speeds.append(float(timing["tokens_per_s"]))
-            except (OSError, ValueError, KeyError, TypeError) as e:
-                fail(f"{f}: {e}")
+                r, t, w, s = read_point(f)
+            except InputError as e:
+                fail(e)
+            except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:  # the last line of defence
+                fail(f"{f}: not a results.json ({type(e).__name__} {e})")
+            runs, tokens, wall = runs + r, tokens + t, wall + w
+            speeds += s
         rows.append((sweep.name, len(files), runs, tokens, wall, statistics.median(speeds) if speeds else None))
     if not rows:
         fail(f"{top}: no finished points (no */results.json)")

@@ -1,0 +1,323 @@
+#!/usr/bin/python3
+"""Every script that reads a file a user names fails on malformed input with ONE line (GitHub issue 40).
+
+Usage: scripts_bad_input_test.py XSA_INSPECT [--python PY] [--only SUBSTRING]
+
+For each script (bench.py --show, readme_tables.py, plot_results.py, plot_findings.py, science_compute.py,
+profile_summary.py, check_notebook_html.py), each way a user hands it a file (argument, a folder it walks, a
+README block naming one) and each kind of malformed input (a JSON document of the wrong shape: a list or null
+where an object is expected, an object missing keys, a string where a number is expected, null where an object
+is expected; JSON nested 100,000 deep; a truncated file; bytes that are not UTF-8; text that is not JSON; an empty
+file; a folder; a FIFO with no writer; a path that does not exist; an unreadable file when not run as root), the
+case is made in a temporary folder and the script run on it, and it must: exit 2, print exactly one non-empty
+line on stderr naming the file (or the folder given), no "Traceback", nothing on stdout (no half table), write
+nothing into its --out folder, and finish within 60 s (a FIFO opened for reading would block forever). Each
+document format also has a control case, its good document, which must pass (exit 0): the bad documents are
+that good one with one thing broken. Standard library only; the plot scripts need matplotlib, so PY (default:
+this python) should be Debian's /usr/bin/python3. Prints one line per failing case, then "N passed, M failed";
+exit code 1 on any failure.
+"""
+import argparse
+import copy
+import json
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SCRIPTS = ROOT / "scripts"
+TIMEOUT_S = 60
+BAD_INPUT = 2
+
+# ---- the good documents, one per format --------------------------------------------------------------------
+
+RESULTS = json.loads((ROOT / "tests/fixtures/report/single/tiny/results.json").read_text(encoding="utf-8"))
+BENCH = json.loads((ROOT / "tests/fixtures/readme/bench.json").read_text(encoding="utf-8"))
+TRACE = {"traceEvents": [{"ph": "X", "name": "aten::mm", "dur": 1500}, {"ph": "B", "name": "step"},
+                         {"ph": "X", "name": "aten::add", "dur": 20.5}]}
+
+
+def mutated(doc, change):
+    doc = copy.deepcopy(doc)
+    change(doc)
+    return doc
+
+
+def json_bytes(doc):
+    return json.dumps(doc, indent=1).encode("utf-8")
+
+
+def shapes(good, list_instead, missing_key, string_for_number, null_for_object):
+    """The wrong-shape JSON documents of a format, by kind."""
+    return {
+        "good (control)": json_bytes(good),
+        "list where an object is expected": json_bytes(list_instead),
+        "null document": b"null",
+        "object without any key": b"{}",
+        "object missing a key": json_bytes(mutated(good, missing_key)),
+        "string where a number is expected": json_bytes(mutated(good, string_for_number)),
+        "null where an object is expected": json_bytes(mutated(good, null_for_object)),
+        "truncated JSON": json_bytes(good)[: len(json_bytes(good)) // 2],
+    }
+
+
+def setitem(path, value):
+    def change(doc):
+        for key in path[:-1]:
+            doc = doc[key]
+        doc[path[-1]] = value
+    return change
+
+
+def delitem(path):
+    def change(doc):
+        for key in path[:-1]:
+            doc = doc[key]
+        del doc[path[-1]]
+    return change
+
+
+FORMATS = {
+    "results.json": shapes(RESULTS, [RESULTS], delitem(["runs", 0, "final"]),
+                           setitem(["runs", 0, "eval", 1, "val_loss"], "low"), setitem(["config"], None)),
+    # science_compute reads other fields of a results.json (runs, their timing, the config's sizes): broken there
+    "results.json (compute)": shapes(RESULTS, [RESULTS], delitem(["runs"]),
+                                     setitem(["runs", 0, "timing", "wall_s"], "long"), setitem(["config"], None)),
+    "bench.json": shapes(BENCH, [BENCH], delitem(["lengths", 0, "reference"]),
+                         setitem(["lengths", 0, "fused", "mfu"], "high"), setitem(["xsa_bench"], None)),
+    "trace.json": shapes(TRACE, [["X", "aten::mm", 1500]], delitem(["traceEvents", 0, "name"]),
+                         setitem(["traceEvents", 0, "dur"], "long"), setitem(["traceEvents"], None)),
+}
+# Not JSON at all, or JSON Python's parser cannot take, whatever the format.
+ANY_FORMAT = {
+    "JSON nested 100,000 deep (unclosed)": b"[" * 100000,
+    "JSON nested 100,000 deep (closed)": b"[" * 100000 + b"]" * 100000,
+    "binary bytes, not UTF-8": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe\xfd\x80",
+    "text that is not JSON": b"this is not JSON\n",
+    "empty file": b"",
+}
+SPECIAL = ("a folder", "a FIFO (no writer)", "a path that does not exist", "an unreadable file")
+for fmt in FORMATS.values():
+    fmt.update(ANY_FORMAT)
+FORMATS["html"] = {"binary bytes, not UTF-8": ANY_FORMAT["binary bytes, not UTF-8"],
+                   "text that is not HTML (a JSON document)": json_bytes(RESULTS), "empty file": b""}
+FORMATS["readme"] = {"binary bytes, not UTF-8": ANY_FORMAT["binary bytes, not UTF-8"], "empty file": b"",
+                     "markdown without table blocks": b"# A README\n\nNo generated tables here.\n"}
+
+
+def make(path, kind, content):
+    """Puts the malformed input of `kind` at `path` (content: the bytes of a file kind)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "a folder":
+        path.mkdir()
+    elif kind == "a FIFO (no writer)":
+        os.mkfifo(path)
+    elif kind == "a path that does not exist":
+        pass
+    elif kind == "an unreadable file":
+        path.write_bytes(json_bytes(RESULTS))
+        path.chmod(0)
+    else:
+        path.write_bytes(content)
+
+
+# ---- how a user hands each script a file ---------------------------------------------------------------------
+
+class Case:
+    """A command to run on a malformed input, the strings of which its error line must hold one (the file, or the
+    folder given), the --out folder it must leave empty (or None) and the exit code it must end with."""
+
+    def __init__(self, name, cmd, names, out=None, expect=BAD_INPUT):
+        self.name, self.cmd, self.names, self.out, self.expect = name, cmd, names, out, expect
+
+
+def script(py, name):
+    return [py, str(SCRIPTS / name)]
+
+
+def runners(py, inspect):
+    """(label, format, how: "file" (the argument) | "walk" (in a folder given), build(bad, top, work) -> (cmd,
+    out folder or None)); in a walk the bad file is TOP/sweep/point/results.json (a sweep's layout)."""
+    return [
+        ("bench.py --show FILE", "bench.json", "file",
+         lambda bad, top, work: (script(py, "bench.py") + ["--show", str(bad)], None)),
+        ("readme_tables.py --readme FILE", "readme", "file",
+         lambda bad, top, work: (script(py, "readme_tables.py") + ["--check", "--readme", str(bad), "--inspect",
+                                                                     inspect], None)),
+        ("readme_tables.py, a bench block naming FILE", "bench.json", "file",
+         lambda bad, top, work: (script(py, "readme_tables.py") + ["--check", "--readme", readme(work, "bench", bad),
+                                                                     "--inspect", inspect], None)),
+        ("readme_tables.py, a science_compute block naming a folder holding FILE", "results.json (compute)", "walk",
+         lambda bad, top, work: (script(py, "readme_tables.py") + [
+             "--check", "--readme", readme(work, "science_compute", top), "--inspect", inspect], None)),
+        ("plot_results.py FILE", "results.json", "file",
+         lambda bad, top, work: (script(py, "plot_results.py") + [str(bad), "--out", str(work / "out"), "--inspect",
+                                                                    inspect], work / "out")),
+        ("plot_results.py FOLDER (walked)", "results.json", "walk",
+         lambda bad, top, work: (script(py, "plot_results.py") + [str(top), "--out", str(work / "out"), "--inspect",
+                                                                    inspect], work / "out")),
+        ("plot_findings.py FILE", "results.json", "file",
+         lambda bad, top, work: (script(py, "plot_findings.py") + [str(bad), "--out", str(work / "out"), "--inspect",
+                                                                     inspect], work / "out")),
+        ("plot_findings.py FOLDER (walked)", "results.json", "walk",
+         lambda bad, top, work: (script(py, "plot_findings.py") + [str(top), "--out", str(work / "out"), "--inspect",
+                                                                     inspect], work / "out")),
+        ("science_compute.py FOLDER (walked)", "results.json (compute)", "walk",
+         lambda bad, top, work: (script(py, "science_compute.py") + [str(top)], None)),
+        ("profile_summary.py FILE", "trace.json", "file",
+         lambda bad, top, work: (script(py, "profile_summary.py") + [str(bad)], None)),
+        ("check_notebook_html.py FILE", "html", "file",
+         lambda bad, top, work: (script(py, "check_notebook_html.py") + [str(bad), "--figures", "1"], None)),
+    ]
+
+
+def readme(work, tool, target):
+    """A README with one block whose command names `target` (its body empty: the command fails before any diff)."""
+    path = work / "README.md"
+    path.write_text(f"# Fixture\n\n<!-- {tool} {target} -->\n<!-- /{tool} -->\n", encoding="utf-8")
+    return str(path)
+
+
+def cases(py, inspect, work_root):
+    """Every (runner, kind) case, each in its own folder, plus the cases a single runner has."""
+    out = []
+    n = 0
+    for label, fmt, how, build in runners(py, inspect):
+        kinds = list(FORMATS[fmt].items()) + [(k, None) for k in SPECIAL]
+        for kind, content in kinds:
+            if kind == "an unreadable file" and os.geteuid() == 0:
+                continue  # root reads it anyway
+            if kind == "good (control)" and (label.startswith("readme_tables") or fmt == "html"):
+                continue  # a block's expected body / Chromium: not this test's business
+            n += 1
+            work = work_root / f"c{n:03d}"
+            work.mkdir()
+            top = work / "runs"
+            if how == "file":
+                bad = work / ("input." + ("html" if fmt == "html" else "md" if fmt == "readme" else "json"))
+            else:  # a results folder of sweep folders of points, the bad results.json in a point
+                bad = top / "sweep" / "point" / "results.json"
+            make(bad, kind, content)
+            top.mkdir(exist_ok=True)
+            cmd, out_dir = build(bad, top, work)
+            names = [str(bad)] if how == "file" else [str(bad), str(top)]
+            expect = 0 if kind == "good (control)" else BAD_INPUT
+            out.append(Case(f"{label} / {kind}", cmd, names, out_dir, expect))
+
+    def extra(name, setup, cmd_of, names_of, out_of=None):
+        nonlocal n
+        n += 1
+        work = work_root / f"c{n:03d}"
+        work.mkdir()
+        setup(work)
+        out.append(Case(name, cmd_of(work), names_of(work), out_of(work) if out_of else None))
+
+    def good_results(work):
+        make(work / "runs" / "tiny" / "results.json", "file", json_bytes(RESULTS))
+
+    # Paths given beside the input: the folder argument itself, the log next to results.json, --out, --inspect.
+    for kind in ("a FIFO (no writer)", "a path that does not exist"):
+        extra(f"science_compute.py FOLDER / the folder argument is {kind}", lambda w, k=kind: make(w / "top", k, b""),
+              lambda w: script(py, "science_compute.py") + [str(w / "top")], lambda w: [str(w / "top")])
+    extra("science_compute.py FOLDER / the folder argument is a regular file",
+          lambda w: make(w / "top", "file", b"{}"),
+          lambda w: script(py, "science_compute.py") + [str(w / "top")], lambda w: [str(w / "top")])
+    for kind in ("a FIFO (no writer)", "a folder"):
+        extra(f"plot_results.py FOLDER / log.jsonl next to results.json is {kind}",
+              lambda w, k=kind: (good_results(w), make(w / "runs" / "tiny" / "log.jsonl", k, b"")),
+              lambda w: script(py, "plot_results.py") + [str(w / "runs"), "--out", str(w / "out"), "--inspect",
+                                                         inspect],
+              lambda w: [str(w / "runs" / "tiny" / "log.jsonl")], lambda w: w / "out")
+    for tool in ("plot_results.py", "plot_findings.py"):
+        extra(f"{tool} / --out is an existing file",
+              lambda w: (good_results(w), make(w / "out", "file", b"not a folder")),
+              lambda w, t=tool: script(py, t) + [str(w / "runs"), "--out", str(w / "out"), "--inspect", inspect],
+              lambda w: [str(w / "out")])
+    extra("plot_findings.py / --inspect is a folder", lambda w: (good_results(w), (w / "exe").mkdir()),
+          lambda w: script(py, "plot_findings.py") + [str(w / "runs"), "--out", str(w / "out"), "--inspect",
+                                                      str(w / "exe")],
+          lambda w: [str(w / "exe")], lambda w: w / "out")
+    extra("readme_tables.py / --inspect is a folder", lambda w: (w / "exe").mkdir(),
+          lambda w: script(py, "readme_tables.py") + ["--check", "--readme", str(ROOT / "README.md"), "--inspect",
+                                                      str(w / "exe")],
+          lambda w: [str(w / "exe")])
+    extra("profile_summary.py FILE / an event that is not an object",
+          lambda w: make(w / "t.json", "file", json_bytes({"traceEvents": [17]})),
+          lambda w: script(py, "profile_summary.py") + [str(w / "t.json")], lambda w: [str(w / "t.json")])
+    return out
+
+
+# ---- running -------------------------------------------------------------------------------------------------
+
+def run_case(case, verbose=False):
+    """"" when the case holds, else what went wrong (one line)."""
+    start = time.monotonic()
+    # Its own process group: on a timeout the script and whatever it started (readme_tables.py runs bench.py) go.
+    p = subprocess.Popen(case.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                         cwd=ROOT, start_new_session=True)
+    try:
+        stdout, stderr = p.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        return f"no exit within {TIMEOUT_S} s (blocked, e.g. reading a FIFO)"
+    took = time.monotonic() - start
+    err = stderr.decode("utf-8", "replace")
+    if verbose:
+        print(f"ran {case.name}: exit {p.returncode} [{took:.1f} s] {err.strip()[:400]}")
+    if case.expect == 0:
+        return "" if p.returncode == 0 else f"good input: exit {p.returncode}, stderr {err.strip()[-300:]!r}"
+    problems = []
+    if p.returncode != case.expect:
+        problems.append(f"exit {p.returncode}, expected {case.expect}")
+    lines = err.rstrip("\n").split("\n")
+    if len(lines) != 1 or not lines[0].strip():
+        problems.append(f"{len([l for l in lines if l.strip()])} stderr lines, expected 1")
+    if "Traceback" in err:
+        problems.append("a traceback")
+    if not any(name in err for name in case.names):
+        problems.append("the file is not named")
+    if stdout.strip():
+        problems.append(f"stdout not empty ({stdout[:60]!r})")
+    if case.out is not None and case.out.is_dir() and any(case.out.iterdir()):
+        problems.append(f"wrote into --out: {sorted(x.name for x in case.out.iterdir())}")
+    if problems:
+        return "; ".join(problems) + f" [{took:.1f} s] stderr: {err.strip()[:300]!r}"
+    return ""
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("inspect", help="the xsa-inspect executable")
+    ap.add_argument("--python", default=sys.executable, help="python for the scripts (needs matplotlib)")
+    ap.add_argument("--only", help="only cases whose name contains this")
+    ap.add_argument("--verbose", action="store_true", help="print every case with the line it got")
+    args = ap.parse_args()
+    work_root = pathlib.Path(tempfile.mkdtemp(prefix="xsa-bad-input."))
+    failures, passed = [], 0
+    try:
+        todo = [c for c in cases(args.python, os.path.abspath(args.inspect), work_root)
+                if not args.only or args.only in c.name]
+        for case in todo:
+            problem = run_case(case, args.verbose)
+            if problem:
+                failures.append(f"FAIL {case.name}: {problem}")
+                print(failures[-1], flush=True)
+            else:
+                passed += 1
+    finally:
+        for p in work_root.rglob("*"):  # an unreadable file made for a case: readable again to be removed
+            if p.is_file() and not p.is_symlink():
+                p.chmod(0o644)
+        shutil.rmtree(work_root, ignore_errors=True)
+    print(f"{passed} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
