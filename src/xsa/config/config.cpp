@@ -130,7 +130,9 @@ void read_tree(const YAML::Node& root, Config& c, const Context& ctx) {
       if (dotted == kLambdaKey) {
         if (top.second["variants"])
           fail(ctx, kLambdaKey, "attention.lambda and attention.variants both given, expected only one");
-        auto v = as_variant(entry.second);
+        std::string why;
+        auto v = as_variant(entry.second, &why);
+        if (!v && !why.empty()) fail(ctx, kLambdaKey, describe(entry.second) + ": " + why);
         if (!v) fail_got(ctx, kLambdaKey, entry.second, kVariantExpected);
         VariantSpec sa{VariantSpec::Kind::kFixed, 0.0, true, {}};
         if (v->name() == sa.name())
@@ -158,17 +160,20 @@ void cross_check(const Config& c, const Context& ctx) {
   if (c.model.pos == "rope" && c.model.d_head % 2 != 0)  // RoPE rotates channel pairs
     fail(ctx, "model.d_head",
          "got " + std::to_string(c.model.d_head) + ", expected an even integer when model.pos = rope");
-  for (int layer : c.attention.layers)
-    if (layer >= c.model.n_layer)
-      fail(ctx, "attention.layers",
-           "got layer " + std::to_string(layer) +
-               ", expected layers in [0, model.n_layer = " + std::to_string(c.model.n_layer) + ")");
+  // The layers were checked against kMaxLayers as they were read; here against this model. The largest layer
+  // out of range is named (the one a typo usually made).
+  const auto out_of_range = [&](int layer) {
+    return "layer " + std::to_string(layer) + " is out of range [0, " + std::to_string(c.model.n_layer - 1) +
+           "] (model.n_layer = " + std::to_string(c.model.n_layer) + ")";
+  };
+  const auto top = [](const std::vector<int>& layers) {
+    return layers.empty() ? -1 : *std::max_element(layers.begin(), layers.end());
+  };
+  if (top(c.attention.layers) >= c.model.n_layer)
+    fail(ctx, "attention.layers", out_of_range(top(c.attention.layers)));
   for (const auto& v : c.attention.variants)
-    for (int layer : v.layers)
-      if (layer >= c.model.n_layer)
-        fail(ctx, "attention.variants",
-             "variant '" + v.name() + "': layer " + std::to_string(layer) +
-                 ", expected layers in [0, model.n_layer = " + std::to_string(c.model.n_layer) + ")");
+    if (top(v.layers) >= c.model.n_layer)
+      fail(ctx, "attention.variants", "variant '" + v.name() + "': " + out_of_range(top(v.layers)));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "xsa/config/key_table.h"
 
 #include <charconv>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -62,9 +63,9 @@ std::optional<bool> as_bool(const YAML::Node& n) {
 
 }  // namespace
 
-std::optional<VariantSpec> as_variant(const YAML::Node& n) {
+std::optional<VariantSpec> as_variant(const YAML::Node& n, std::string* why) {
   if (!n || !n.IsScalar()) return std::nullopt;
-  if (auto spec = parse_variant_keyword(n.Scalar())) return spec;
+  if (auto spec = parse_variant_keyword(n.Scalar(), why)) return spec;
   auto v = as_number(n);
   if (!v || *v < 0.0 || *v > 1.0) return std::nullopt;
   return VariantSpec{VariantSpec::Kind::kFixed, *v + 0.0, false, {}};  // + 0.0 folds -0 into 0
@@ -176,7 +177,8 @@ const std::vector<Key>& keys() {
     k.push_back(string_key("data.dir", XSA_FIELD(c.data.dir)));
     k.push_back(count_key("data.seq_len", XSA_FIELD(c.data.seq_len), 1, 1 << 20));
 
-    k.push_back(int_key("model.n_layer", XSA_FIELD(c.model.n_layer), at_least(1), "an integer >= 1"));
+    // Also the cap on every layer index typed (attention.layers, "xsa@2-3"), checked as they are read.
+    k.push_back(count_key("model.n_layer", XSA_FIELD(c.model.n_layer), 1, kMaxLayers));
     k.push_back(int_key("model.d_model", XSA_FIELD(c.model.d_model), at_least(1), "an integer >= 1"));
     k.push_back(int_key("model.n_head", XSA_FIELD(c.model.n_head), at_least(1), "an integer >= 1"));
     k.push_back(int_key("model.d_head", XSA_FIELD(c.model.d_head), at_least(1), "an integer >= 1"));
@@ -191,15 +193,16 @@ const std::vector<Key>& keys() {
                    if (!n || !n.IsSequence() || n.size() == 0)
                      fail_got(ctx, key, n, std::string("a non-empty list of ") + kVariantExpected);
                    std::vector<VariantSpec> out;
+                   std::set<std::string> names;  // repeats found in n log n, not by comparing every pair
                    for (std::size_t i = 0; i < n.size(); ++i) {
-                     auto v = as_variant(n[i]);
+                     const std::string entry = "entry " + std::to_string(i + 1) + ": ";
+                     std::string why;
+                     auto v = as_variant(n[i], &why);
+                     if (!v && !why.empty()) fail(ctx, key, entry + describe(n[i]) + ": " + why);
                      if (!v)
-                       fail(ctx, key,
-                            "entry " + std::to_string(i + 1) + ": got " + describe(n[i]) + ", expected " +
-                                kVariantExpected);
-                     for (const auto& prev : out)
-                       if (prev.name() == v->name())
-                         fail(ctx, key, "duplicate variant '" + v->name() + "', expected distinct variants");
+                       fail(ctx, key, entry + "got " + describe(n[i]) + ", expected " + kVariantExpected);
+                     if (!names.insert(v->name()).second)
+                       fail(ctx, key, "duplicate variant '" + v->name() + "', expected distinct variants");
                      out.push_back(*v);
                    }
                    c.attention.variants = out;
@@ -210,26 +213,27 @@ const std::vector<Key>& keys() {
                    return out;
                  }});
     // Range against model.n_layer is checked once every key is read (cross_check).
-    k.push_back(
-        {"attention.layers",
-         [](Config& c, const YAML::Node& n, const Context& ctx) {
-           const std::string key = "attention.layers";
-           const std::string expected = "a list of distinct layer indices >= 0 (empty = all layers)";
-           if (!n || !n.IsSequence()) fail_got(ctx, key, n, expected);
-           std::vector<int> out;
-           for (std::size_t i = 0; i < n.size(); ++i) {
-             auto v = as_integer(n[i]);
-             if (!v || *v < 0 || *v > INT32_MAX)
-               fail(ctx, key,
-                    "entry " + std::to_string(i + 1) + ": got " + describe(n[i]) + ", expected " + expected);
-             for (int prev : out)
-               if (prev == *v)
-                 fail(ctx, key, "layer " + std::to_string(prev) + " listed twice, expected " + expected);
-             out.push_back(static_cast<int>(*v));
-           }
-           c.attention.layers = out;
-         },
-         [](const Config& c) { return nlohmann::json(c.attention.layers); }});
+    k.push_back({"attention.layers",
+                 [](Config& c, const YAML::Node& n, const Context& ctx) {
+                   const std::string key = "attention.layers";
+                   const std::string expected = "a list of distinct layer indices >= 0 (empty = all layers)";
+                   if (!n || !n.IsSequence()) fail_got(ctx, key, n, expected);
+                   std::vector<int> out;
+                   std::vector<bool> seen(kMaxLayers, false);  // repeats found in one pass over the list
+                   for (std::size_t i = 0; i < n.size(); ++i) {
+                     const std::string entry = "entry " + std::to_string(i + 1) + ": ";
+                     auto v = as_integer(n[i]);
+                     if (!v || *v < 0)
+                       fail(ctx, key, entry + "got " + describe(n[i]) + ", expected " + expected);
+                     if (*v > kMaxLayers - 1) fail(ctx, key, entry + layer_above_cap(std::to_string(*v)));
+                     if (seen[static_cast<std::size_t>(*v)])
+                       fail(ctx, key, "layer " + std::to_string(*v) + " listed twice, expected " + expected);
+                     seen[static_cast<std::size_t>(*v)] = true;
+                     out.push_back(static_cast<int>(*v));
+                   }
+                   c.attention.layers = out;
+                 },
+                 [](const Config& c) { return nlohmann::json(c.attention.layers); }});
     k.push_back(double_key(
         "attention.learned_init", XSA_FIELD(c.attention.learned_init),
         [](double v) { return v > 0.0 && v < 1.0; }, "a number in (0, 1)"));

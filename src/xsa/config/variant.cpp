@@ -57,29 +57,61 @@ std::string layer_list_text(std::vector<int> layers) {
   return out;
 }
 
-std::optional<std::vector<int>> parse_layer_list(const std::string& text) {
-  std::vector<int> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
+std::string layer_above_cap(const std::string& layer) {
+  return "layer " + layer + " is out of range [0, " + std::to_string(kMaxLayers - 1) +
+         "] (model.n_layer is at most " + std::to_string(kMaxLayers) + ")";
+}
+
+std::optional<std::vector<int>> parse_layer_list(const std::string& text, std::string* why) {
+  // Time and memory are linear in the text, whatever numbers it holds: every bound is checked against
+  // kMaxLayers before any range is expanded, and a repeat is found with one flag per layer, not a search.
+  struct Range {
+    int first = 0, last = 0;
+  };
+  std::vector<Range> ranges;
+  // A layer index: digits only (no sign, space or point); nullopt when malformed, -1 when above the cap.
+  const auto layer_of = [&](const std::string& digits) -> std::optional<int> {
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    const std::size_t significant = std::min(digits.find_first_not_of('0'), digits.size());
+    if (digits.size() - significant > 9) return -1;  // more than 999,999,999: far above the cap
+    const long long v = significant == digits.size() ? 0 : std::stoll(digits.substr(significant));
+    return v > kMaxLayers - 1 ? -1 : static_cast<int>(v);
+  };
+  for (std::size_t start = 0; start <= text.size();) {
     std::size_t plus = text.find('+', start);
     if (plus == std::string::npos) plus = text.size();
     const std::string item = text.substr(start, plus - start);
     const std::size_t dash = item.find('-');
-    const auto first = parse_plain_integer(item.substr(0, dash));
-    const auto last = dash == std::string::npos ? first : parse_plain_integer(item.substr(dash + 1));
-    if (item.empty() || item[0] == '+' || !first || !last || *first < 0 || *last < *first || *last > 1000000)
+    const std::string first_text = item.substr(0, dash);
+    const std::string last_text = dash == std::string::npos ? first_text : item.substr(dash + 1);
+    const auto first = layer_of(first_text), last = layer_of(last_text);
+    if (!first || !last) return std::nullopt;
+    if (*first < 0 || *last < 0) {
+      if (why) *why = layer_above_cap(*first < 0 ? first_text : last_text);
       return std::nullopt;
-    for (long long l = *first; l <= *last; ++l) {
-      if (std::find(out.begin(), out.end(), l) != out.end()) return std::nullopt;
-      out.push_back(static_cast<int>(l));
     }
+    if (*last < *first) return std::nullopt;
+    ranges.push_back({*first, *last});
     start = plus + 1;
+  }
+  // Each step of the loop marks a layer not seen before or stops: at most kMaxLayers steps in all.
+  std::vector<bool> seen(kMaxLayers, false);
+  std::vector<int> out;
+  for (const Range& r : ranges) {
+    for (int l = r.first; l <= r.last; ++l) {
+      if (seen[static_cast<std::size_t>(l)]) {
+        if (why) *why = "layer " + std::to_string(l) + " listed twice";
+        return std::nullopt;
+      }
+      seen[static_cast<std::size_t>(l)] = true;
+      out.push_back(l);
+    }
   }
   std::sort(out.begin(), out.end());
   return out;
 }
 
-std::optional<VariantSpec> parse_variant_keyword(const std::string& text) {
+std::optional<VariantSpec> parse_variant_keyword(const std::string& text, std::string* why) {
   using Kind = VariantSpec::Kind;
   const std::size_t at = text.find('@');
   const std::string base = text.substr(0, at);
@@ -101,7 +133,7 @@ std::optional<VariantSpec> parse_variant_keyword(const std::string& text) {
     spec = VariantSpec{Kind::kFixed, *v + 0.0, false, {}};  // + 0.0 folds -0 into 0
   }
   if (at != std::string::npos) {
-    auto layers = parse_layer_list(text.substr(at + 1));
+    auto layers = parse_layer_list(text.substr(at + 1), why);
     if (!layers) return std::nullopt;
     spec.layers = *layers;
   }

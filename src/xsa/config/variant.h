@@ -43,16 +43,27 @@ const char* variant_kind_name(VariantSpec::Kind kind);
 
 // A spelling without a number: "sa", "xsa", "learned", "gate", "tanh_gate", optionally "@<layers>"; and
 // "<number>@<layers>" (the number in [0,1]). A bare number is a YAML number, read by the config parser.
-// nullopt when the text is none of these.
-std::optional<VariantSpec> parse_variant_keyword(const std::string& text);
+// nullopt when the text is none of these; then `why`, if given, says what is wrong with its layer list when
+// that is the reason (parse_layer_list), else it is left empty.
+std::optional<VariantSpec> parse_variant_keyword(const std::string& text, std::string* why = nullptr);
 inline constexpr const char* kVariantSpellings =
     "sa, xsa, learned, gate, tanh_gate or a number in [0, 1], optionally with @<layers> (e.g. xsa@2-3)";
 
+// The most layers a model may have (model.n_layer's upper bound in the key table), so a layer index is at
+// most kMaxLayers - 1 wherever one is typed. Layer lists are checked against it before anything is expanded:
+// "xsa@0-999999" is refused at once, and parsing one takes time linear in its text.
+inline constexpr int kMaxLayers = 1024;
+
 // Layer lists as variant names write them: ascending, runs of consecutive layers as "a-b", joined by "+":
 // {2, 3} -> "2-3", {0, 2} -> "0+2", {0, 1, 2, 5} -> "0-2+5". parse_layer_list is its inverse (any order of
-// items; nullopt for malformed text or a layer listed twice).
+// items; nullopt for malformed text, a layer above kMaxLayers - 1 or a layer listed twice — for the last two
+// `why`, if given, says which layer: "layer 999999 is out of range [0, 1023] (model.n_layer is at most 1024)"
+// or "layer 2 listed twice"; it is left empty for malformed text).
 std::string layer_list_text(std::vector<int> layers);
-std::optional<std::vector<int>> parse_layer_list(const std::string& text);
+std::optional<std::vector<int>> parse_layer_list(const std::string& text, std::string* why = nullptr);
+// "layer <layer> is out of range [0, kMaxLayers - 1] (model.n_layer is at most kMaxLayers)": the reason a
+// layer index above the cap is refused where it is read, before model.n_layer is known.
+std::string layer_above_cap(const std::string& layer);
 
 // What results.json records about a run's variant ("variant_spec"): fixed variants have a number λ (sa = 0,
 // xsa = 1); learned and gate variants have none (their per-head λ is in the bias metrics).

@@ -1,6 +1,7 @@
 #include "xsa/report/sections.h"
 
 #include <algorithm>
+#include <set>
 
 #include "xsa/report/section_builders.h"
 #include "xsa/util/error.h"
@@ -114,11 +115,16 @@ Report select_sections(const Report& report, const std::string& comma_separated_
   Report out;
   std::string known;
   for (const auto& t : report.tables) known += (known.empty() ? "" : ", ") + t.key;
+  // Each section once: every item copies a whole table, so "bias,bias,..." would make the output as long as
+  // the option times the table.
+  std::set<std::string> chosen;
   for (const std::string& key : split_commas(comma_separated_keys)) {
     const auto it = std::find_if(report.tables.begin(), report.tables.end(),
                                  [&](const Table& t) { return t.key == key; });
     if (it == report.tables.end())
       throw InputError("--section '" + key + "': not a section, expected one or more of " + known);
+    if (!chosen.insert(key).second)
+      throw InputError("--section '" + key + "': listed twice, expected each section once");
     out.tables.push_back(*it);
   }
   return out;

@@ -37,7 +37,8 @@ std::string section_keys(const std::string& separator = ", ");
 Report build_report(const std::vector<ExperimentResult>& experiments,
                     const std::vector<std::string>& notes = {});
 
-// Keeps only the named sections, in the given order ("by_lambda,bias"); InputError names an unknown key.
+// Keeps only the named sections, in the given order ("by_lambda,bias"); InputError names an unknown key or
+// one listed twice.
 Report select_sections(const Report& report, const std::string& comma_separated_keys);
 
 // "a,b,,c" -> {"a", "b", "", "c"}: the items of a comma-separated option, as written.

@@ -34,23 +34,54 @@ std::string filesystem_safe(const std::string& text) {
   return out;
 }
 
-// Converts one YAML value of a grid/set key; InputError names the file and key.
-SweepValue to_value(const YAML::Node& n, const std::string& where) {
+std::string with_commas(std::size_t v) {
+  std::string digits = std::to_string(v), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// Takes what a value just built holds from the file's budget: the value, its arg and id text, and its JSON
+// (`json_bytes`, a copy of its elements' JSON for a list). yaml-cpp keeps an alias as a second reference to
+// its anchor's node, so a few hundred bytes of nested aliases ("billion laughs") are a tree of 10^9 leaves to
+// walk, and a list holds its elements' text and JSON again at every level of nesting. Charged bottom-up, so
+// no more than the budget is ever built.
+void charge(const SweepValue& v, std::size_t json_bytes, std::size_t& budget, const std::string& where) {
+  const std::size_t bytes = sizeof(SweepValue) + v.arg.size() + v.id.size() + json_bytes;
+  if (bytes > budget)
+    throw InputError(where + ": the values take more than " + std::to_string(kMaxSweepValueBytes >> 20) +
+                     " MiB once expanded (YAML aliases repeat their anchor's value, nested lists their "
+                     "elements'), expected at most " +
+                     std::to_string(kMaxSweepValueBytes >> 20) + " MiB for one sweep file");
+  budget -= bytes;
+}
+
+// Converts one YAML value of a grid/set key; InputError names the file and key. `budget`: the memory the
+// file's values may still take (kMaxSweepValueBytes in all); `json_bytes` is set to what the value's JSON
+// takes.
+SweepValue to_value(const YAML::Node& n, const std::string& where, std::size_t& budget,
+                    std::size_t& json_bytes) {
   SweepValue v;
   if (!n || n.IsNull()) throw InputError(where + ": got no value, expected a scalar or a list");
   if (n.IsMap()) throw InputError(where + ": got a map, expected a scalar or a list");
+  json_bytes = sizeof(nlohmann::json);
   if (n.IsSequence()) {
     std::string arg = "[", id;
     v.json = nlohmann::json::array();
     for (std::size_t i = 0; i < n.size(); ++i) {
-      SweepValue item = to_value(n[i], where);
+      std::size_t item_json_bytes = 0;
+      SweepValue item = to_value(n[i], where, budget, item_json_bytes);
       arg += (i ? "," : "") + item.arg;
       id += (i ? "," : "") + item.id;
       v.json.push_back(item.json);
       v.items.push_back(std::move(item));
+      json_bytes += item_json_bytes;
     }
     v.arg = arg + "]";
     v.id = id.empty() ? "empty" : id;
+    charge(v, json_bytes, budget, where);
     return v;
   }
   const std::string& s = n.Scalar();
@@ -75,7 +106,14 @@ SweepValue to_value(const YAML::Node& n, const std::string& where) {
     v.id = filesystem_safe(shortest_number(v.json.get<double>()));
   else
     v.id = filesystem_safe(v.json.is_string() ? s : v.json.dump());
+  if (v.json.is_string()) json_bytes += sizeof(std::string) + s.size();
+  charge(v, json_bytes, budget, where);
   return v;
+}
+
+SweepValue to_value(const YAML::Node& n, const std::string& where, std::size_t& budget) {
+  std::size_t json_bytes = 0;
+  return to_value(n, where, budget, json_bytes);
 }
 
 std::string leaf(const std::string& dotted) {
@@ -120,6 +158,7 @@ SweepSpec parse_sweep(const std::string& yaml_text, const std::string& path) {
   SweepSpec spec;
   spec.path = path;
   spec.name = fs::path(path).stem().string();
+  std::size_t budget = kMaxSweepValueBytes;
   for (const auto& entry : root) {
     const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "?";
     const YAML::Node& value = entry.second;
@@ -135,7 +174,7 @@ SweepSpec parse_sweep(const std::string& yaml_text, const std::string& path) {
         const std::string where = path + ": " + key + "." + dotted;
         if (key == "set") {
           check_key(path, key, dotted);
-          spec.set.emplace_back(dotted, to_value(kv.second, where));
+          spec.set.emplace_back(dotted, to_value(kv.second, where, budget));
           continue;
         }
         const std::vector<std::string> keys = linked_keys(dotted);
@@ -147,9 +186,10 @@ SweepSpec parse_sweep(const std::string& yaml_text, const std::string& path) {
         }
         std::vector<SweepValue> values;
         if (kv.second.IsSequence()) {
-          for (std::size_t i = 0; i < kv.second.size(); ++i) values.push_back(to_value(kv.second[i], where));
+          for (std::size_t i = 0; i < kv.second.size(); ++i)
+            values.push_back(to_value(kv.second[i], where, budget));
         } else {
-          values.push_back(to_value(kv.second, where));  // a bare scalar is a one-value list
+          values.push_back(to_value(kv.second, where, budget));  // a bare scalar is a one-value list
         }
         if (values.empty()) throw InputError(where + ": empty list of values, expected at least one");
         if (keys.size() > 1)
@@ -202,6 +242,26 @@ std::vector<SweepPoint> expand_grid(const SweepSpec& spec) {
                        " points, expected at most " + std::to_string(kMaxSweepPoints) + " (split the sweep)");
     total *= values.size();
   }
+  // Every point holds the set's overrides and one value of each grid key ("key=value" text, and the value's
+  // id in the run id): the bytes over all points, counted before any is built. A long set value times many
+  // points would otherwise take gigabytes from a file of a megabyte or two.
+  std::size_t bytes = 0;
+  for (const auto& [key, value] : spec.set) bytes += total * (key.size() + 1 + value.arg.size());
+  for (const auto& [key, values] : spec.grid) {
+    const std::vector<std::string> keys = linked_keys(key);
+    std::size_t per_round = 0;  // every value once: each is in total / values.size() points
+    for (const auto& v : values)
+      for (std::size_t j = 0; j < keys.size(); ++j) {
+        const SweepValue& part = keys.size() > 1 ? v.items[j] : v;
+        per_round += 2 * keys[j].size() + 3 + part.arg.size() + part.id.size();
+      }
+    bytes += total / values.size() * per_round;
+  }
+  if (bytes > kMaxSweepPointBytes)
+    throw InputError(spec.path + ": grid: its " + with_commas(total) +
+                     " points' overrides and run ids take " + with_commas(bytes) +
+                     " bytes, expected at most " + with_commas(kMaxSweepPointBytes) +
+                     " (shorten the set or grid values, or split the sweep)");
 
   std::vector<SweepPoint> points;
   std::set<std::string> seen;
@@ -264,12 +324,15 @@ void validate_points(const SweepSpec& spec, const std::vector<SweepPoint>& point
 }
 
 Shard parse_shard(const std::string& text) {
-  const std::string expected = "--shard '" + text + "': expected K/N with integers 0 <= K < N (e.g. 0/4)";
+  const std::string expected = "--shard '" + text +
+                               "': expected K/N with integers 0 <= K < N <= " + with_commas(kMaxShards) +
+                               " (e.g. 0/4)";
   auto slash = text.find('/');
   if (slash == std::string::npos) throw InputError(expected);
   auto k = parse_plain_integer(text.substr(0, slash));
   auto n = parse_plain_integer(text.substr(slash + 1));
-  if (!k || !n || text[0] == '+' || *n < 1 || *k < 0 || *k >= *n || *n > 1000000) throw InputError(expected);
+  if (!k || !n || text[0] == '+' || *n < 1 || *k < 0 || *k >= *n || *n > kMaxShards)
+    throw InputError(expected);
   return Shard{static_cast<int>(*k), static_cast<int>(*n)};
 }
 

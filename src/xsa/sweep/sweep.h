@@ -51,10 +51,19 @@ SweepSpec parse_sweep(const std::string& yaml_text, const std::string& path);
 std::vector<std::string> linked_keys(const std::string& grid_key);
 
 inline constexpr std::size_t kMaxSweepPoints = 100000;
+// The memory a sweep file's values may take once expanded (each value and its text; lists hold their
+// elements' text again, YAML aliases their anchor's value), InputError beyond: parsing stays bounded by this,
+// not by how deep aliases nest.
+inline constexpr std::size_t kMaxSweepValueBytes = std::size_t{1} << 26;  // 64 MiB
+// The text all points together hold (overrides and run ids), checked before they are built.
+inline constexpr std::size_t kMaxSweepPointBytes = std::size_t{1} << 28;  // 256 MiB
+// The largest N of --shard K/N.
+inline constexpr long long kMaxShards = 1000000;
 
 // Cartesian product in file key order, last key fastest (a linked key counts as one key). Run ids are built
 // from the keys with more than one value (short key = last dotted component, the full key where two short
-// keys would clash). InputError beyond kMaxSweepPoints points.
+// keys would clash). InputError beyond kMaxSweepPoints points or kMaxSweepPointBytes of text, before any
+// point is built.
 std::vector<SweepPoint> expand_grid(const SweepSpec& spec);
 
 // Overrides every child run gets so N concurrent runs use N cores (added after the point's own).

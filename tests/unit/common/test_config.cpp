@@ -1,6 +1,7 @@
 // Config module: YAML -> validated Config, --set overrides, λ shorthand, echo as JSON/YAML.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -348,6 +349,7 @@ TEST(ConfigErrors, WorkCountsHaveUpperBounds) {
       {"data", "seq_len", 1 << 20, "[1, 1,048,576]"},
       {"runtime", "threads", 1024, "[1, 1,024]"},
       {"runtime", "workers", 1024, "[1, 1,024]"},
+      {"model", "n_layer", 1024, "[1, 1,024]"},  // kMaxLayers, also the cap on layer indices
   };
   for (const auto& b : bounds) {
     const std::string key = std::string(b.section) + "." + b.leaf;
@@ -383,6 +385,108 @@ TEST(ConfigErrors, Attention) {
   expect_error("attention: {lambda: sa}", "attention.lambda");
   expect_error("attention: {lambda: 0.5, variants: [sa]}", "attention.lambda", {}, "both");
   expect_error("", "attention.lambda", {"attention.lambda=0.5", "attention.variants=[sa]"}, "both");
+}
+
+// Seconds `f` takes. Time bounds below are loose (seconds, not milliseconds): they tell bounded work from
+// work that grows with a number in the input, on any machine and under sanitizers.
+template <class F>
+double seconds_of(F&& f) {
+  const auto start = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Nested YAML aliases ("billion laughs"): `depth` levels of ten references to the level below, 10^(depth+1)
+// leaves in a few hundred bytes of flow YAML.
+std::string yaml_laughs(int depth) {
+  std::string s = "&a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]";
+  for (int d = 1; d <= depth; ++d) {
+    std::string list = "&a" + std::to_string(d) + " [" + s;
+    for (int i = 0; i < 9; ++i) list += ", *a" + std::to_string(d - 1);
+    s = list + "]";
+  }
+  return s;
+}
+
+// Issue 40: a layer list is parsed in time bounded by its text, not by the numbers in it. "xsa@0-999999" took
+// over a minute to be refused (each layer of the range expanded and searched for among those before it).
+TEST(ConfigErrors, LayerRangesAreCheckedBeforeTheyAreExpanded) {
+  double s = seconds_of([] {
+    expect_error("", "attention.variants", {"attention.variants=[sa,xsa@0-999999]"},
+                 "entry 2: 'xsa@0-999999': layer 999999 is out of range [0, 1023] (model.n_layer is at most "
+                 "1024)");
+    expect_error("attention: {variants: [sa, '0.5@1+0-99999999999999999999999']}", "attention.variants", {},
+                 "layer 99999999999999999999999 is out of range [0, 1023]");
+    expect_error("attention: {lambda: xsa@0-999999}", "attention.lambda", {},
+                 "'xsa@0-999999': layer 999999 is out of range [0, 1023]");
+    // Under the cap, against the model: the largest layer out of range, and the range allowed.
+    expect_error("", "attention.variants", {"attention.variants=[sa,xsa@0-1023]"},
+                 "variant 'xsa@0-1023': layer 1023 is out of range [0, 1] (model.n_layer = 2)");
+    // Overlaps are found with one flag per layer, not by searching the layers before.
+    std::string overlapping = "xsa@0-1023";
+    for (int i = 0; i < 20000; ++i) overlapping += "+0-1023";
+    expect_error("", "attention.variants", {"attention.variants=[sa," + overlapping + "]"},
+                 "layer 0 listed twice");
+  });
+  EXPECT_LT(s, 2.0);
+  std::string why;
+  s = seconds_of([&] { EXPECT_FALSE(parse_layer_list("0-999999", &why)); });
+  EXPECT_LT(s, 2.0);
+  EXPECT_EQ(why, "layer 999999 is out of range [0, 1023] (model.n_layer is at most 1024)");
+  why.clear();
+  EXPECT_FALSE(parse_layer_list("3+0-5", &why));
+  EXPECT_EQ(why, "layer 3 listed twice");
+  why.clear();
+  EXPECT_FALSE(parse_layer_list("1 ", &why));
+  EXPECT_EQ(why, "");  // malformed: the caller's "expected ..." says the rest
+  EXPECT_EQ(parse_layer_list("1023+0-1022")->size(), 1024u);
+  EXPECT_EQ(*parse_layer_list("007"), std::vector<int>{7});
+}
+
+// attention.layers: each entry checked against the cap as it is read, repeats found in one pass (a list of
+// 100,000 layers was compared pair by pair: 2 s).
+TEST(ConfigErrors, AttentionLayersAreCheckedInOnePass) {
+  std::string many = "attention: {layers: [";
+  for (int i = 0; i < 100000; ++i) many += (i ? ", " : "") + std::to_string(i);
+  many += "]}";
+  const double s = seconds_of([&] {
+    expect_error(many, "attention.layers", {},
+                 "entry 1025: layer 1024 is out of range [0, 1023] (model.n_layer is at most 1024)");
+    expect_error("attention: {layers: [0, 2147483648]}", "attention.layers", {},
+                 "entry 2: layer 2147483648 is out of range");
+    expect_error("model: {n_layer: 4}\nattention: {layers: [3, 1, 7, 5]}", "attention.layers", {},
+                 "layer 7 is out of range [0, 3] (model.n_layer = 4)");
+    expect_error("attention: {layers: [1, 0, 1]}", "attention.layers", {}, "layer 1 listed twice");
+  });
+  EXPECT_LT(s, 2.0);
+  EXPECT_EQ(parse_config("model: {n_layer: 1024}\nattention: {layers: [1023, 0]}", kSrc).attention.layers,
+            (std::vector<int>{1023, 0}));
+}
+
+// Repeated variants are found in n log n: 20,001 variants took four minutes when every pair was compared.
+TEST(ConfigErrors, RepeatedVariantsAreFoundWithoutComparingEveryPair) {
+  std::string variants = "attention: {variants: [sa";
+  for (int i = 1; i <= 20000; ++i) variants += ", " + shortest_number(i / 20000.0);
+  const double s = seconds_of([&] {
+    EXPECT_EQ(parse_config(variants + "]}", kSrc).attention.variants.size(), 20001u);
+    expect_error(variants + ", 0.50]}", "attention.variants", {}, "duplicate variant 'lambda=0.5'");
+  });
+  EXPECT_LT(s, 2.0);
+}
+
+// yaml-cpp keeps an alias as a second reference to its anchor's node: nested aliases are a tree of 10^10
+// leaves in a few hundred bytes. The config reader never walks a list's elements deeper than one level of
+// scalars, so such a value is refused at its first entry, in a file or in --set.
+TEST(ConfigErrors, NestedAliasesAreNotWalked) {
+  const std::string laughs = yaml_laughs(9);
+  const double s = seconds_of([&] {
+    expect_error("attention: {variants: " + laughs + "}", "attention.variants", {}, "entry 1: got a list");
+    expect_error("", "attention.variants", {"attention.variants=" + laughs}, "entry 1: got a list");
+    expect_error("attention: {layers: " + laughs + "}", "attention.layers", {}, "entry 1: got a list");
+    expect_error("", "seed", {"seed=" + laughs}, "got a list");
+    expect_error("train: {steps: " + laughs + "}", "train.steps", {}, "got a list");
+  });
+  EXPECT_LT(s, 2.0);
 }
 
 TEST(ConfigErrors, MalformedYamlHasLineAndColumn) {

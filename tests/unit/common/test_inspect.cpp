@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -887,6 +888,22 @@ TEST(Report, SelectSectionsKeepsOrderAndRejectsUnknownKeys) {
     EXPECT_NE(std::string(e.what()).find("--section 'bogus'"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("by_budget"), std::string::npos) << e.what();
   }
+}
+
+// Each item of --section copies a whole table: a repeated one is refused, at its first repeat, so the output
+// is never the option's length times a table.
+TEST(Report, SelectSectionsRefusesARepeatedSection) {
+  const Report r = fixture_report();
+  std::string repeated = "by_lambda";
+  for (int i = 0; i < 100000; ++i) repeated += ",bias";
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    select_sections(r, repeated);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "--section 'bias': listed twice, expected each section once");
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
 }
 
 // The registry is the one list of sections: the report carries them in its order, under its keys and titles,

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -46,6 +47,27 @@ void expect_error(const std::string& text, const std::string& must_contain) {
   EXPECT_NE(msg.find(kSweepPath), std::string::npos) << msg;
   EXPECT_NE(msg.find(must_contain), std::string::npos) << msg;
   EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+}
+
+// Seconds `f` takes; the bounds below are loose (seconds): bounded work against work that grows with a
+// number.
+template <class F>
+double seconds_of(F&& f) {
+  const auto start = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Nested YAML aliases ("billion laughs"): `depth` levels of ten references to the level below, 10^(depth+1)
+// leaves in a few hundred bytes of flow YAML.
+std::string yaml_laughs(int depth) {
+  std::string s = "&a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]";
+  for (int d = 1; d <= depth; ++d) {
+    std::string list = "&a" + std::to_string(d) + " [" + s;
+    for (int i = 0; i < 9; ++i) list += ", *a" + std::to_string(d - 1);
+    s = list + "]";
+  }
+  return s;
 }
 
 TEST(SweepGrid, CartesianProductLastKeyFastest) {
@@ -136,7 +158,7 @@ TEST(SweepGrid, ScienceSweepConfigs) {
       {"seqlen_fixed_batch", 15, "explicit"}, {"seqlen_tokens", 20, "explicit"},
       {"lr_control", 25, "explicit"},         {"size_s2", 10, "explicit"},
       {"variants_s1", 5, "explicit"},         {"length_s1", 15, "fused"},
-      {"gate_lr_s1", 5, "explicit"}};
+      {"gate_lr_s1", 5, "explicit"},          {"baseline_choices", 45, "explicit"}};
   std::size_t files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     if (entry.path().extension() == ".yaml") ++files;
@@ -162,6 +184,22 @@ TEST(SweepShard, ParseShard) {
   EXPECT_EQ(s.index, 2);
   EXPECT_EQ(s.count, 5);
   EXPECT_EQ(parse_shard("0/1").count, 1);
+  // N is bounded, and no work depends on it: a shard is a filter on the points' indices.
+  EXPECT_EQ(parse_shard("999999/1000000").count, 1000000);
+  const auto points = expand_grid(spec_of("grid: {seed: [1, 2, 3]}"));
+  const double elapsed = seconds_of([&] {
+    EXPECT_EQ(shard_points(points, parse_shard("1/1000000")).size(), 1u);
+    EXPECT_EQ(shard_points(points, parse_shard("999999/1000000")).size(), 0u);
+  });
+  EXPECT_LT(elapsed, 2.0);
+  for (const std::string bad : {"0/1000001", "0/99999999999999999999999"}) {
+    try {
+      parse_shard(bad);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("0 <= K < N <= 1,000,000"), std::string::npos) << e.what();
+    }
+  }
   for (const std::string bad :
        {"5/5", "-1/4", "1", "a/b", "1/0", "/3", "2/", "1/2/3", " 1/2", "1.0/2", "+1/2"}) {
     try {
@@ -262,6 +300,59 @@ TEST(SweepErrors, BadSweepFiles) {
                           "eval.interval", "eval.batches", "sample.seed", "sample.count", "model.d_model"})
     huge += std::string("  ") + key + ": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n";
   expect_error(huge, "grid: more than 100000 points");
+}
+
+// Issue 40: what a sweep file costs is bounded by its text, not by the numbers it implies. 7 keys of 100
+// values are 10^14 points: refused from the list lengths, before any point is built.
+TEST(SweepErrors, PointCountIsCheckedBeforeTheProduct) {
+  std::string grid = "base: " + kBase + "\ngrid:\n";
+  for (const char* key : {"seed", "train.steps", "train.lr", "train.batch_size", "data.seq_len",
+                          "eval.interval", "sample.seed"}) {
+    grid += std::string("  ") + key + ": [";
+    for (int i = 1; i <= 100; ++i) grid += (i > 1 ? ", " : "") + std::to_string(i);
+    grid += "]\n";
+  }
+  const double s =
+      seconds_of([&] { expect_error(grid, "grid: more than 100000 points, expected at most 100000"); });
+  EXPECT_LT(s, 2.0);
+}
+
+// yaml-cpp keeps an alias as a second reference to its anchor's node: a few hundred bytes of nested aliases
+// are 10^10 leaves to walk, and a 394-byte file took 6 s and 1.3 GB at depth 5 (ten times more per level).
+// What the values take is charged against kMaxSweepValueBytes as they are built.
+TEST(SweepErrors, AliasesExpandWithinTheValueBudget) {
+  const std::string base = "base: " + kBase + "\n";
+  const std::string limit = "take more than 64 MiB once expanded";
+  const double s = seconds_of([&] {
+    expect_error(base + "grid: {seed: [1, 2]}\nset: {attention.variants: " + yaml_laughs(9) + "}",
+                 "set.attention.variants: the values " + limit);
+    expect_error(base + "grid: {attention.variants: [[sa, xsa], " + yaml_laughs(9) + "]}",
+                 "grid.attention.variants: the values " + limit);
+    // Nested lists repeat their elements' text at every level: 200 levels around a 1 MB string (old: 400 MB).
+    const std::string big(1 << 20, 'x');
+    expect_error(base + "grid: {seed: [1, 2]}\nset: {name: " + std::string(200, '[') + big +
+                     std::string(200, ']') + "}",
+                 "set.name: the values " + limit);
+  });
+  EXPECT_LT(s, 2.0);
+  // Aliases within the budget are fine.
+  auto points = expand_grid(spec_of("grid: {seed: &s [1, 2], sample.seed: *s}"));
+  EXPECT_EQ(ids(points), (std::vector<std::string>{"seed=1_sample.seed=1", "seed=1_sample.seed=2",
+                                                   "seed=2_sample.seed=1", "seed=2_sample.seed=2"}));
+}
+
+// Every point holds the set's overrides: a 1 MB set value over 1,000 points is 1 GB, counted from the lists
+// before any point is built (a 1.7 MB file of 100,000 points was killed at 23 GB).
+TEST(SweepErrors, PointsTextIsCountedBeforeTheyAreBuilt) {
+  std::string seeds;
+  for (int i = 1; i <= 1000; ++i) seeds += (i > 1 ? ", " : "") + std::to_string(i);
+  const std::string text = "base: " + kBase + "\ngrid: {seed: [" + seeds +
+                           "]}\nset: {data.dir: " + std::string(1 << 20, 'x') + "}\n";
+  const double s =
+      seconds_of([&] { expect_error(text, "grid: its 1,000 points' overrides and run ids take 1,048,"); });
+  EXPECT_LT(s, 2.0);
+  EXPECT_NE(error_of(text).find("expected at most 268,435,456"), std::string::npos)
+      << error_of(text).substr(0, 300);
 }
 
 }  // namespace
