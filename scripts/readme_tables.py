@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Keeps the README's result tables equal to what xsa-inspect prints from the committed results/.
+"""Keeps the result tables of README.md and docs/*.md equal to what xsa-inspect prints from the committed results/.
 
-A generated block in README.md is delimited by two HTML comments; the first names the tool and its arguments:
+A generated block in a markdown file is delimited by two HTML comments; the first names the tool and its arguments:
 
     <!-- xsa-inspect results/budget_300 results/budget_1200 --section by_budget -->
     | ... the markdown table xsa-inspect printed ... |
@@ -11,13 +11,16 @@ The tools: `xsa-inspect` (the built executable, with `--format markdown`), `scie
 (scripts/science_compute.py, the compute the science sweeps used) and `bench` (scripts/bench.py --show: the
 length and size table of a committed bench.json). Arguments are relative to the repository.
 
+The files: every `--readme FILE` and every `*.md` of every `--docs DIR` (both may be repeated); with neither, the
+repository's README.md and docs/*.md. A file without blocks is fine as long as one of the files has some.
+
 `--check` (the CTest readme.tables_match_results) reruns every block's command and fails, showing a diff, when a
 block differs; `--update` rewrites the blocks. Section headings ("## ...") of xsa-inspect's output are left out
-so the README keeps its own headings. Standard library only: runs under any python3 from 3.8 on.
+so each file keeps its own headings. Standard library only: runs under any python3 from 3.8 on.
 
 Exit codes: 0 every block matches (or --update done), 1 a block differs or a marker opens or closes no block, 2 bad
-input (the README or the xsa-inspect executable unusable, or a block's command failing on its input), with one
-line on stderr.
+input (a markdown file or the xsa-inspect executable unusable, no block in any file, or a block's command failing
+on its input), with one line on stderr.
 """
 import argparse
 import difflib
@@ -81,63 +84,105 @@ def block_output(cmd, cwd):
     return text + "\n"
 
 
+def read_markdown(path):
+    """The text of one markdown file, or one line and exit 2."""
+    try:
+        text = user_input.read_text(path, "a markdown README")
+    except user_input.InputError as e:
+        fail(e)
+    if not text.strip():
+        fail(f"{path}: empty file, expected a markdown README")
+    return text
+
+
+def markdown_files(args, root):
+    """The files to check, in order, each once: --readme files, then each --docs folder's *.md, sorted."""
+    files = [pathlib.Path(f) for f in args.readme or []]
+    folders = [pathlib.Path(d) for d in args.docs or []]
+    if not files and not folders:
+        files, folders = [root / "README.md"], [root / "docs"]
+    for folder in folders:
+        if not folder.is_dir():
+            fail(f"{folder}: not a folder (--docs names a folder of markdown files)")
+        files += sorted(folder.glob("*.md"))
+    seen, out = set(), []
+    for f in files:
+        key = os.path.realpath(f)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def write_atomically(path, text):
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as e:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        fail(f"{path}: cannot rewrite ({e.strerror or e})")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     mode = ap.add_mutually_exclusive_group(required=True)
     mode.add_argument("--check", action="store_true", help="fail if a block differs from its command's output")
     mode.add_argument("--update", action="store_true", help="rewrite the blocks from their commands' output")
-    ap.add_argument("--readme", default=None, help="README path (default: the repository's README.md)")
+    ap.add_argument("--readme", action="append", metavar="FILE",
+                    help="a markdown file holding blocks; repeatable (default: README.md and docs/*.md)")
+    ap.add_argument("--docs", action="append", metavar="DIR", help="check every *.md in DIR too; repeatable")
     ap.add_argument("--inspect", default=None, help="xsa-inspect executable (default: build/xsa-inspect)")
     args = ap.parse_args()
 
     root = pathlib.Path(__file__).resolve().parent.parent
-    readme = pathlib.Path(args.readme) if args.readme else root / "README.md"
     exe = pathlib.Path(args.inspect) if args.inspect else root / "build" / "xsa-inspect"
     if not exe.exists():
         fail(f"{exe}: xsa-inspect not built (run scripts/build.sh or pass --inspect)")
     if not user_input.is_regular_file(exe) or not os.access(exe, os.X_OK):
         fail(f"{exe}: not an executable file (expected the xsa-inspect executable)")
-    try:
-        text = user_input.read_text(readme, "a markdown README")
-    except user_input.InputError as e:
-        fail(e)
-    if not text.strip():
-        fail(f"{readme}: empty file, expected a markdown README")
-    blocks = list(BLOCK.finditer(text))
-    if not blocks:
-        fail(f"{readme}: no <!-- xsa-inspect ... -->, <!-- science_compute ... --> or <!-- bench ... --> blocks found")
-    validate_markers(text, blocks, readme)
+    files = markdown_files(args, root)
+    documents = []  # (path, text, blocks), every marker validated before any command runs
+    for path in files:
+        text = read_markdown(path)
+        blocks = list(BLOCK.finditer(text))
+        validate_markers(text, blocks, path)
+        documents.append((path, text, blocks))
+    total = sum(len(blocks) for _, _, blocks in documents)
+    if not total:
+        names = ", ".join(str(path) for path, _, _ in documents) or "(no markdown files)"
+        fail(f"{names}: no <!-- xsa-inspect ... -->, <!-- science_compute ... --> or <!-- bench ... --> blocks found")
 
     failures = []
-    out, pos = [], 0
-    for m in blocks:
-        tool, tool_args = m.group("tool"), m.group("args") or ""
-        want = block_output(tool_command(tool, tool_args, exe, root), root)
-        if m.group("body") != want:
-            failures.append((f"{tool} {tool_args}".strip(), m.group("body"), want))
-        out.append(text[pos:m.start("body")] + want)
-        pos = m.end("body")
-    out.append(text[pos:])
+    outputs = {}  # the same command in two blocks runs once
+    for path, text, blocks in documents:
+        out, pos = [], 0
+        for m in blocks:
+            tool, tool_args = m.group("tool"), m.group("args") or ""
+            cmd = tool_command(tool, tool_args, exe, root)
+            if tuple(cmd) not in outputs:
+                outputs[tuple(cmd)] = block_output(cmd, root)
+            want = outputs[tuple(cmd)]
+            if m.group("body") != want:
+                line = text.count("\n", 0, m.start()) + 1
+                failures.append((f"{tool} {tool_args}".strip(), f"{path}:{line}", m.group("body"), want))
+            out.append(text[pos:m.start("body")] + want)
+            pos = m.end("body")
+        out.append(text[pos:])
+        new = "".join(out)
+        if args.update and new != text:
+            write_atomically(path, new)
 
     if args.update:
-        new = "".join(out)
-        if new != text:
-            tmp = readme.with_suffix(".md.tmp")
-            try:
-                tmp.write_text(new, encoding="utf-8")
-                tmp.replace(readme)
-            except OSError as e:
-                try:
-                    tmp.unlink()
-                except OSError:
-                    pass
-                fail(f"{readme}: cannot rewrite ({e.strerror or e})")
-        print(f"readme_tables: {len(blocks)} blocks, {len(failures)} updated")
+        print(f"readme_tables: {total} blocks, {len(failures)} updated")
         return 0
-    for cmd, have, want in failures:
-        print(f"README block `{cmd}` differs from the command's output:")
-        sys.stdout.writelines(difflib.unified_diff(have.splitlines(True), want.splitlines(True), "README", "command"))
-    print(f"readme_tables: {len(blocks)} blocks checked, {len(failures)} differ")
+    for cmd, where, have, want in failures:
+        print(f"README block `{cmd}` differs from the command's output ({where}):")
+        sys.stdout.writelines(difflib.unified_diff(have.splitlines(True), want.splitlines(True), where, "command"))
+    print(f"readme_tables: {total} blocks checked, {len(failures)} differ")
     return 1 if failures else 0
 
 

@@ -1,10 +1,20 @@
-# Every results table in README.md is a block that names its command (xsa-inspect, or scripts/science_compute.py
-# for the compute table); the blocks must equal what that command prints from the committed results/ (no
-# hand-copied numbers). scripts/readme_tables.py --update regenerates them.
+# Every results table of the documentation (docs/findings.md's science tables, docs/performance.md's bench tables,
+# and any block README.md or another docs/*.md holds later) is a block that names its command (xsa-inspect,
+# scripts/science_compute.py for the compute table, scripts/bench.py --show for a committed bench.json); the
+# blocks must equal what that command prints from the committed results/ (no hand-copied numbers).
+# scripts/readme_tables.py --update regenerates them. --docs takes every *.md of docs/ when the test runs.
 add_test(NAME readme.tables_match_results
   COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/readme_tables.py --check
-    --readme ${CMAKE_SOURCE_DIR}/README.md --inspect $<TARGET_FILE:xsa-inspect>
+    --readme ${CMAKE_SOURCE_DIR}/README.md --docs ${CMAKE_SOURCE_DIR}/docs --inspect $<TARGET_FILE:xsa-inspect>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+
+# Every relative link of README.md, data/README.md and docs/*.md leads to a file of the repository, and every
+# anchor to a heading of its target (GitHub's slugs) or an <a id>; one line per dead link, "N passed, M failed".
+add_test(NAME readme.links_resolve
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/check_links.py ${CMAKE_SOURCE_DIR})
+# The check itself catches a dead file, anchor and image in a made-up tree (and passes its good links).
+add_test(NAME readme.links_check_catches_a_dead_link
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/check_links.py --self-test)
 
 # The headline statistics recomputed without xsa-inspect: straight from each committed results.json (final val
 # losses, bias metrics, config), with its own pairing, t quantiles and least-squares slopes, the n, mean
