@@ -1,14 +1,14 @@
 // Fuzzes the results.json reader (parse_results on the file text) and what xsa-inspect does with an accepted
 // file: every table in every format.
 #include "fuzz_common.h"
-#include "xsa/report/results.h"
+#include "xsa/records/results.h"
 #include "xsa/report/sections.h"
 #include "xsa/report/table.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  xsa::report::ExperimentResult result;
+  xsa::xsa::ExperimentResult result;
   try {
-    result = xsa::report::parse_results(xsa::fuzz::as_text(data, size), "runs/fuzz/results.json");
+    result = xsa::xsa::parse_results(xsa::fuzz::as_text(data, size), "runs/fuzz/results.json");
   } catch (const xsa::InputError&) {
     return 0;
   }
@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)xsa::report::render(report, format);
   // The writer's output of an accepted result is itself an accepted result.
   try {
-    (void)xsa::report::parse_results(xsa::report::to_json(result), "runs/fuzz/rewritten.json");
+    (void)xsa::xsa::parse_results(xsa::xsa::to_json(result), "runs/fuzz/rewritten.json");
   } catch (const xsa::InputError& e) {
     xsa::fuzz::invariant_failed(std::string("to_json of an accepted result is rejected: ") + e.what());
   }

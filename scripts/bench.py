@@ -19,8 +19,8 @@ round), so slow drifts of a shared machine hit them alike.
   5. the length and size table (not with --quick): paired SA+XSA at T from 128 to 8,192 and at 6 layers x
      d 256, with attention.impl fused and explicit side by side (tok/s, MFU, peak RSS, XSA/SA).
 Usage: scripts/bench.sh [--steps N] [--repeats R] [--quick] [--bf16] [--lengths-only]
-       scripts/bench.py --show FILE   reprints the length and size table of a saved bench.json (the README's
-                                      Performance tables are such blocks, checked by scripts/readme_tables.py)
+       scripts/bench.py --show FILE   reprints the length and size table of a saved bench.json (the tables of
+                                      docs/performance.md are such blocks, checked by scripts/readme_tables.py)
 """
 import argparse
 import contextlib

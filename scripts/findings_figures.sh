@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Redraws the README Findings figures in results/figures/ from the committed results/ (through xsa-inspect's
+# Redraws the figures of docs/findings.md in results/figures/ from the committed results/ (through xsa-inspect's
 # JSON, so figures and tables carry the same numbers). Sweeps not run yet are left out; run it again as they
 # finish. Needs build/xsa-inspect and Debian's python3-matplotlib.
 set -euo pipefail
@@ -48,9 +48,9 @@ draw variants_vs_xsa "$(existing variants_s1)" --baseline xsa --lambda 1@0-1,1@2
   --only improvement_vs_lambda
 # Question 7's control, gate_lr_s1 (α at 30x the lr): XSA and the gate against SA, on their own. Its SA and XSA
 # runs share variants_s1's seeds and setup but some ran with other OpenBLAS kernels and differ after a few dozen steps
-# (README Findings, question 7), so pooling the two folders would average two runs per seed.
+# (docs/findings.md, question 7), so pooling the two folders would average two runs per seed.
 draw gate_lr "$(existing gate_lr_s1)" --only improvement_vs_lambda
-# S0 = lr_control's cells, S1 = variants_s1's sa and xsa runs, S2 = size_s2 (README Findings, question 6)
+# S0 = lr_control's cells, S1 = variants_s1's sa and xsa runs, S2 = size_s2 (docs/findings.md, question 6)
 draw size "$(existing lr_control variants_s1 size_s2)" --lambda 1 --only improvement_vs_size,bias_by_depth
 # the length trend at S1 (length_s1, fused attention) next to the 2-layer one (seqlen_tokens) (question 8)
 draw length "$(existing seqlen_tokens length_s1)" --lambda 1 --only improvement_vs_seq_len

@@ -2,7 +2,7 @@
 # Executes notebooks/tour.ipynb headless (jupyter nbconvert --execute, bounded in time) into build/notebook/,
 # then opens the HTML in headless Chromium and checks that every figure rendered (loaded, not blank) and that
 # no cell wrote an error (scripts/check_notebook_html.py). With --screenshot PNG it also saves a screenshot
-# of the executed notebook (the README's is docs/images/tour.png). Needs scripts/setup.sh --notebook
+# of the executed notebook (docs/guide.md "Explore" shows docs/images/tour.png). Needs scripts/setup.sh --notebook
 # (Debian's jupyter-nbconvert, python3-ipykernel, chromium) and a build (scripts/build.sh).
 # Part 3 trains on $XSA_TOUR_DATA or data/tinystories, else on a generated corpus; $XSA_TOUR_STEPS steps.
 # Usage: scripts/notebook.sh [--screenshot PNG]

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Figures for the README's Findings, drawn from xsa-inspect's own JSON (the numbers of the tables, not a
+"""Figures for docs/findings.md, drawn from xsa-inspect's own JSON (the numbers of the tables, not a
 second implementation of the statistics).
 
 Usage: scripts/plot_findings.py PATH... --out DIR [--baseline RUN] [--lambda 1,0.5] [--only NAME,...]

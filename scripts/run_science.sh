@@ -8,9 +8,9 @@
 # rebuilt fails the points that start in between (seen here: 19 points failed in seconds, "unknown key").
 #
 # Usage: scripts/run_science.sh [--round 3|2|1] [--lanes 2|1] [--only NAME[,NAME...]]
-#   --round 3 (default): the third round (README "Findings", question 9): lane A baseline_choices ->
+#   --round 3 (default): the third round (docs/findings.md, question 9): lane A baseline_choices ->
 #             gate_lr_s1, lane B gate_lr_s1 -> baseline_choices (claims share each sweep's points).
-#   --round 2: the second round (README "Findings", questions 5-8): both lanes start on
+#   --round 2: the second round (docs/findings.md, questions 5-8): both lanes start on
 #             lr_control (sharing its points: claims train each point once), so the short, first-priority
 #             sweep finishes first; then lane A size_s2 -> variants_s1 -> length_s1, lane B variants_s1 ->
 #             length_s1 -> size_s2 (one lane on short points, so a session that ends mid-point loses little

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compute the science sweeps have used so far, from the committed results (README "Findings").
+"""Compute the science sweeps have used so far, from the committed results (docs/findings.md).
 
 Usage: scripts/science_compute.py [RESULTS_DIR]   (default: the repository's results/)
 

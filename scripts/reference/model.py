@@ -1,6 +1,6 @@
 """An independent PyTorch reference of the xsa GPT (GitHub issue 3).
 
-Written from the maths in README.md ("What XSA is", "Model and training") and the header comments of src/xsa/model/gpt.h, not by
+Written from the maths in README.md ("What XSA is") and docs/guide.md ("Model and training") and the header comments of src/xsa/model/gpt.h, not by
 translating gpt.cpp: layer norm, GELU, softmax, cross-entropy and RoPE are spelled out here, attention
 uses einsum, and the bias metrics use explicit masks. Parameter names equal the C++ module names
 ("blocks.0.attn.qkv.weight", ...), so a C++ dump loads with load_state_dict(strict=True).

@@ -85,7 +85,7 @@ std::string join_or_dash(const std::vector<std::string>& words) {
 
 // SA and XSA as the sequence length grows at a constant 4096 tokens per step (batch = 4096 / T, so the change
 // is attention's T² share, not more tokens), then as the width grows.
-void measure_scaling(const xsa::Config& cfg, const BenchOptions& opt, xsa::report::BenchResults& r) {
+void measure_scaling(const xsa::Config& cfg, const BenchOptions& opt, xsa::BenchResults& r) {
   const int scaling_steps = std::max(3, opt.steps / 3);
   for (int T : {64, 128, 256, 512, 1024}) {
     xsa::Config c = cfg;
@@ -113,7 +113,7 @@ int run_bench(const BenchOptions& opt) {
     return 0;
   }
   xsa::keep_large_allocations_in_heap();
-  xsa::report::BenchResults r;
+  xsa::BenchResults r;
   r.config = xsa::config_to_json(cfg);
   r.vocab = opt.vocab;
   r.torch_version = TORCH_VERSION;
@@ -170,7 +170,7 @@ int run_bench(const BenchOptions& opt) {
 
   if (!opt.quick) measure_scaling(cfg, opt, r);
   if (!opt.json_path.empty())
-    xsa::write_file_atomic(opt.json_path, xsa::report::bench_results_json(r).dump(1) + "\n");
+    xsa::write_file_atomic(opt.json_path, xsa::bench_results_json(r).dump(1) + "\n");
   return xsa::kExitOk;
 }
 

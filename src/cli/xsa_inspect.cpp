@@ -5,7 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "xsa/report/results.h"
+#include "xsa/records/results.h"
+#include "xsa/report/discovery.h"
 #include "xsa/report/sections.h"
 #include "xsa/report/select.h"
 #include "xsa/report/table.h"
@@ -54,7 +55,7 @@ void setup_inspect_cli(CLI::App& app, InspectOptions& opt) {
 int run_inspect(const InspectOptions& opt) {
   const xsa::report::Format format = xsa::report::parse_format(opt.format);
   const xsa::report::Discovery found = xsa::report::discover_results(opt.paths);
-  std::vector<xsa::report::ExperimentResult> experiments = found.experiments;
+  std::vector<xsa::ExperimentResult> experiments = found.experiments;
   if (!opt.baseline.empty()) experiments = xsa::report::select_baseline(experiments, opt.baseline);
   if (!opt.lambdas.empty()) experiments = xsa::report::select_lambdas(experiments, opt.lambdas);
   xsa::report::Report report = xsa::report::build_report(experiments, found.notes);

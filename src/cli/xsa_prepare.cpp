@@ -1,4 +1,4 @@
-// xsa-prepare: TinyStories text -> tokenizer + uint16 token files (README.md "Data", "Commands";
+// xsa-prepare: TinyStories text -> tokenizer + uint16 token files (docs/guide.md "Data", README.md "Commands";
 // docs/ARCHITECTURE.md "Data flow"), and --decode to turn ids back into text. Links sentencepiece, never
 // LibTorch.
 #include <CLI/CLI.hpp>

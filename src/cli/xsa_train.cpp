@@ -72,7 +72,7 @@ void check_output_folder(const std::string& out, const TrainOptions& opt) {
 }
 
 // The end-of-run table (xsa/report/run_summary.h) and where everything went.
-void print_summary(const xsa::report::ExperimentResult& results, const std::string& out) {
+void print_summary(const xsa::ExperimentResult& results, const std::string& out) {
   std::cout << "\n" << xsa::report::render_markdown({{xsa::report::run_summary_table(results)}});
   const auto& env = *results.environment;
   char line[256];
@@ -110,8 +110,8 @@ int run_train(const TrainOptions& opt) {
   // From here SIGTERM checkpoints at the next step boundary and exits with kExitInterrupted (75).
   xsa::install_stop_signal_handler();
   xsa::ExperimentOptions options{out, opt.resume, opt.quiet, xsa::config_to_yaml(cfg)};
-  xsa::report::ExperimentResult results = xsa::run_paired_experiment(cfg, data, decoder, options);
-  xsa::write_file_atomic(out + "/results.json", xsa::report::to_json(results).dump(1) + "\n");
+  xsa::ExperimentResult results = xsa::run_paired_experiment(cfg, data, decoder, options);
+  xsa::write_file_atomic(out + "/results.json", xsa::to_json(results).dump(1) + "\n");
   if (!opt.quiet) print_summary(results, out);
   return xsa::kExitOk;
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Recomputes the README's headline statistics from the committed results/ without xsa-inspect, and checks
+"""Recomputes the headline statistics of docs/findings.md from the committed results/ without xsa-inspect, and checks
 that xsa-inspect agrees.
 
-readme.tables_match_results proves that the README's tables are what xsa-inspect prints; the unit tests prove
+readme.tables_match_results proves that the tables of README.md and docs/ are what xsa-inspect prints; the unit tests prove
 xsa-inspect right on small fixtures. This closes the loop on the real data: straight from each results.json
 (runs' final validation losses, the config's steps, seq_len and batch), with its own pairing and Student t
 quantiles (scipy.stats.t.ppf(0.975, dof), written down below), it recomputes per group the number of seeds,
@@ -577,7 +577,7 @@ def main():
     pending = [name for name, folder in second.items() if not finished(folder)]
     checker = Checker(inspect)
     check_budget(checker, budgets)
-    check_budget(checker, budgets[:2])  # the README's trend over each interval alone
+    check_budget(checker, budgets[:2])  # the findings' trend over each interval alone
     check_budget(checker, budgets[1:])
     check_lengths(checker, os.path.join(results, "seqlen_tokens"))
     check_lengths(checker, os.path.join(results, "seqlen_fixed_batch"))

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """check_findings.py's own variant labels against hand-written expectations (the rules of the trainer's
-variant_label, README "Config": the shortest λ or the kind, "@<layers>" when only some layers, " lr×S" for a
+variant_label, docs/guide.md "Config": the shortest λ or the kind, "@<layers>" when only some layers, " lr×S" for a
 variant with parameters at lambda_lr_scale S ≠ 1). The committed results have no layer lists yet, so this is
 where the "@" path is checked."""
 import os

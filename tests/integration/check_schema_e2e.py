@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Checks the outputs of schema_e2e.sh against results.json read independently, key by key.
 
-The keys below are the schema as README.md documents it ("results.json", "log.jsonl", sweep summaries);
+The keys below are the schema as docs/guide.md documents it ("results.json", "log.jsonl", sweep summaries);
 they are spelled out here on purpose, apart from the C++ schema, so a field renamed in the writer fails.
 Usage: check_schema_e2e.py WORK_DIR
 """

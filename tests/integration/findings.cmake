@@ -1,4 +1,4 @@
-# scripts/plot_findings.py draws the README's Findings figures from xsa-inspect's JSON: on the report fixtures
+# scripts/plot_findings.py draws the figures of docs/findings.md from xsa-inspect's JSON: on the report fixtures
 # (several seeds and sequence lengths, bias at init and end) it must write the figures whose sections have
 # rows, as PNG files; a budget figure needs two budgets, which only the budget fixture has.
 add_test(NAME plots.findings_from_inspect_json

@@ -1,5 +1,5 @@
 # Preemption: SIGTERM makes xsa-train checkpoint at the next step boundary and exit 75; --resume then ends
-# bit-identical to an uninterrupted run (README "Scale-out"). Uses the small data of train.cmake.
+# bit-identical to an uninterrupted run (docs/guide.md "Scale-out"). Uses the small data of train.cmake.
 add_executable(xsa_tests_preempt_e2e ${CMAKE_CURRENT_LIST_DIR}/preempt_e2e_test.cpp)
 target_include_directories(xsa_tests_preempt_e2e PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../support)
 target_compile_options(xsa_tests_preempt_e2e PRIVATE ${XSA_WARNINGS})

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scale-out test (README "Scale-out"): a private single-node Slurm cluster on loopback (munge + slurmctld +
+# Scale-out test (docs/guide.md "Scale-out"): a private single-node Slurm cluster on loopback (munge + slurmctld +
 # slurmd as root, no systemd, every file in a private folder), a small sweep as a 2-task job array compared
 # bit for bit with the same sweep run locally, then a preemption trial: scancel a task mid-point, resubmit,
 # and check that the sweep completes with nothing lost, duplicated or corrupt.

@@ -1,5 +1,5 @@
 #pragma once
-// Experiment configuration: YAML -> validated structs (README.md "Config"). Torch-free.
+// Experiment configuration: YAML -> validated structs (docs/guide.md "Config"). Torch-free.
 //
 // Every key has a default (the values below). Unknown keys, wrong types and out-of-range values are
 // InputError("<file>: <dotted.key>: <what was found>, expected <what is allowed>").
@@ -37,7 +37,7 @@ struct AttentionConfig {
   double learned_init = 0.5;  // initial λ for the "learned" variant, in (0,1)
   // Multiplies the learning rate (and its schedule) of the learned λ's θ and of the gates. They are one
   // scalar per layer and head, and Adam moves a parameter by about lr per step whatever its gradient, so at
-  // the model's lr they cannot travel far in a short run (README "Findings", question 3). In (0, 1000].
+  // the model's lr they cannot travel far in a short run (docs/findings.md, question 3). In (0, 1000].
   double lambda_lr_scale = 1.0;
   // How softmax(q·kᵀ)·v is computed: "fused" runs the O(T)-memory kernel (model/causal_attention.h);
   // "explicit" writes out the (B, H, T, T) scores, mask and softmax (the reference, and what every result
@@ -94,7 +94,7 @@ struct RuntimeConfig {
   std::string precision = "fp32";
 };
 
-// What xsa-train writes besides results.json and log.jsonl (README "TensorBoard").
+// What xsa-train writes besides results.json and log.jsonl (docs/guide.md "TensorBoard").
 struct LogConfig {
   bool tensorboard = true;  // <run>/tensorboard/<variant>/events.out.tfevents.* as training goes
 };

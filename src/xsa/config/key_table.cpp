@@ -140,7 +140,7 @@ Key string_key(const std::string& dotted, Get get, std::vector<std::string> choi
 const auto at_least = [](long long lo) { return [lo](long long v) { return v >= lo; }; };
 
 // An integer key that sets an amount of work, with an upper bound, so a typo (an extra zero or three) is
-// refused when the config is read instead of surfacing hours later (README "Config" lists the limits).
+// refused when the config is read instead of surfacing hours later (docs/guide.md "Config" lists the limits).
 template <class Get>
 Key count_key(const std::string& dotted, Get get, long long lo, long long hi, const std::string& note = "") {
   auto with_commas = [](long long v) {

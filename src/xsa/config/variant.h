@@ -1,5 +1,5 @@
 #pragma once
-// Attention variants, described once (README "Config", docs/ARCHITECTURE.md "Variants"): how a config spells
+// Attention variants, described once (docs/guide.md "Config", docs/ARCHITECTURE.md "Variants"): how a config spells
 // one, its stable name, what results.json records about it and the label the tables group it by. Torch-free;
 // the model (xsa/model/gpt.h) turns a spec into parameters.
 #include <nlohmann/json.hpp>

@@ -1,5 +1,5 @@
 #pragma once
-// The XSA step as one fused autograd function (see README.md "Model and training").
+// The XSA step as one fused autograd function (see docs/guide.md "Model and training").
 //
 //   z = y − λ (y·v̂) v̂,   v̂ = v / max(‖v‖, eps),   per head and token, along the head dimension D.
 //

@@ -23,15 +23,14 @@
 
 #include "xsa/config/config.h"
 #include "xsa/model/exclusive_projection.h"  // the XSA step, z = y − λ (y·v̂) v̂
-#include "xsa/report/bias_metrics.h"
+#include "xsa/records/bias_metrics.h"
 
 namespace xsa {
 
 // Per-layer bias metrics of one forward pass (docs/ARCHITECTURE.md "Training"; the fields and their meaning
-// in xsa/report/bias_metrics.h), each averaged over batch, heads and positions 1..T-1 (position 0 attends
+// in xsa/records/bias_metrics.h), each averaged over batch, heads and positions 1..T-1 (position 0 attends
 // only to itself: y_0 = v_0, a_00 = 1). value_cos uses all pairs i != j. Cosines use max(‖·‖, 1e-6) norms.
 // Filled only when a probe is passed.
-using LayerBias = report::LayerBias;
 struct BiasProbe {
   std::vector<LayerBias> layers;
 };

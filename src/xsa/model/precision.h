@@ -1,5 +1,5 @@
 #pragma once
-// runtime.precision: fp32 | bf16 | auto (README.md "Precision").
+// runtime.precision: fp32 | bf16 | auto (docs/guide.md "Precision").
 //
 // bf16 is mixed precision the standard way: matmuls in bfloat16 through LibTorch's CPU autocast, with
 // float32 master weights, optimizer state and gradients; softmax, LayerNorm, the loss and its

@@ -1,5 +1,5 @@
 #pragma once
-// The one place where xsa's code differs between LibTorch versions (README "Setup": tested on Debian 12's
+// The one place where xsa's code differs between LibTorch versions (docs/guide.md "Platforms": tested on Debian 12's
 // LibTorch 1.13.1 and Debian 13's 2.6). Everything else calls these names, never a version check.
 //
 // CPU autocast: LibTorch 2.4 replaced the per-device calls (is_cpu_enabled, set_cpu_enabled,

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace xsa::report {
+namespace xsa {
 
 // Bias metrics of one layer, each averaged over batch, heads and positions 1..T-1 (position 0 attends only
 // to itself: y_0 = v_0, a_00 = 1); value_cos over all pairs i != j within a head.
@@ -33,4 +33,4 @@ inline constexpr BiasMetric kBiasMetrics[] = {
 };
 inline constexpr std::size_t kBiasMetricCount = sizeof(kBiasMetrics) / sizeof(kBiasMetrics[0]);
 
-}  // namespace xsa::report
+}  // namespace xsa

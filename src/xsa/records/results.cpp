@@ -1,4 +1,4 @@
-#include "xsa/report/results.h"
+#include "xsa/records/results.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,15 +7,14 @@
 #include <set>
 #include <sstream>
 
-#include "xsa/report/stats.h"
-#include "xsa/sweep/records.h"
+#include "xsa/records/comparison.h"
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace xsa::report {
+namespace xsa {
 
 std::string variant_group_label(const ExperimentResult& experiment, const RunResult& run) {
   if (!run.label.empty()) return run.label;
@@ -278,28 +277,6 @@ void parse_metadata(const Reader& r, const json& doc, ExperimentResult& result) 
 
 }  // namespace
 
-Comparison compare_runs(const RunResult& baseline, const RunResult& variant,
-                        const std::vector<double>* baseline_windows,
-                        const std::vector<double>* variant_windows) {
-  const double b = baseline.final.val_loss, v = variant.final.val_loss;
-  Comparison c;
-  c.baseline = baseline.variant;
-  c.variant = variant.variant;
-  c.delta_val_loss = v - b;
-  c.improvement_pct = 100.0 * (b - v) / b;
-  if (baseline_windows != nullptr && variant_windows != nullptr) {
-    const auto &wb = *baseline_windows, &wv = *variant_windows;
-    if (wv.size() != wb.size()) {
-      throw RuntimeFailure("runs '" + baseline.variant + "' and '" + variant.variant +
-                           "' were evaluated on different validation windows");
-    }
-    std::vector<double> diff(wb.size());
-    for (std::size_t k = 0; k < wb.size(); ++k) diff[k] = wv[k] - wb[k];
-    c.delta_val_loss_sem = diff.size() < 2 ? 0.0 : standard_error(diff);
-  }
-  return c;
-}
-
 ExperimentResult parse_results(const json& doc, const std::string& source) {
   Reader r(source);
   if (!doc.is_object()) r.fail(std::string("expected a JSON object (results.json), got ") + doc.type_name());
@@ -458,75 +435,4 @@ json to_json(const ExperimentResult& result) {
   return doc;
 }
 
-namespace {
-
-// Points a sweep summary lists whose results.json is not there (yet): worth a note, never an error, since
-// shards of a running sweep land in the same folder at different times.
-void note_missing_points(const fs::path& summary_path, const std::set<std::string>& found,
-                         std::vector<std::string>& notes) {
-  // read_file, not read_sweep_summary: a summary that exists but cannot be read (permissions) is an error
-  // naming it, as for any other input; only one that is not a sweep summary is a note.
-  const std::optional<SweepSummary> summary =
-      parse_sweep_summary(json::parse(read_file(summary_path.string()), nullptr, /*allow_exceptions=*/false));
-  if (!summary) {
-    notes.push_back(summary_path.string() + ": ignored (not a sweep summary with \"points\")");
-    return;
-  }
-  std::vector<std::string> missing;
-  for (const auto& point : summary->points) {
-    fs::path expected = fs::weakly_canonical(summary_path.parent_path() / point.run_id / "results.json");
-    if (found.count(expected.string())) continue;
-    missing.push_back(point.run_id + " (" + point_status_name(point.status) + ")");
-  }
-  if (missing.empty()) return;
-  std::string line =
-      summary_path.string() + ": " + std::to_string(missing.size()) + " point(s) without results.json: ";
-  for (std::size_t i = 0; i < missing.size(); ++i) line += (i ? ", " : "") + missing[i];
-  notes.push_back(line);
-}
-
-}  // namespace
-
-Discovery discover_results(const std::vector<std::string>& paths) {
-  std::vector<fs::path> result_files;
-  std::vector<fs::path> summaries;
-  for (const auto& path : paths) {
-    std::error_code ec;
-    if (!fs::exists(path, ec)) throw InputError(path + ": no such file or folder");
-    if (!fs::is_directory(path, ec)) {
-      result_files.emplace_back(path);
-      continue;
-    }
-    for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      if (!it->is_regular_file(ec)) continue;
-      if (it->path().filename() == "results.json")
-        result_files.push_back(it->path());
-      else if (is_summary_file_name(it->path().filename().string()))
-        summaries.push_back(it->path());
-    }
-    if (ec) throw InputError(path + ": cannot list folder (" + ec.message() + ")");
-  }
-
-  // A file given twice (directly and through its folder) counts once.
-  std::set<std::string> seen;
-  std::vector<fs::path> unique;
-  for (const auto& p : result_files)
-    if (seen.insert(fs::weakly_canonical(p).string()).second) unique.push_back(p);
-  std::sort(unique.begin(), unique.end());
-
-  Discovery out;
-  if (unique.empty()) {
-    std::string joined;
-    for (std::size_t i = 0; i < paths.size(); ++i) joined += (i ? ", " : "") + paths[i];
-    throw InputError(joined + ": no results.json found");
-  }
-  for (const auto& p : unique) out.experiments.push_back(read_results(p.string()));
-
-  std::sort(summaries.begin(), summaries.end());
-  summaries.erase(std::unique(summaries.begin(), summaries.end()), summaries.end());
-  for (const auto& s : summaries) note_missing_points(s, seen, out.notes);
-  return out;
-}
-
-}  // namespace xsa::report
+}  // namespace xsa

@@ -10,13 +10,11 @@
 #include <vector>
 
 #include "xsa/config/config.h"
-#include "xsa/report/bias_metrics.h"
+#include "xsa/records/bias_metrics.h"
 
-namespace xsa::report {
+namespace xsa {
 
 inline constexpr const char* kResultsSchema = "xsa.results/1";
-
-using xsa::VariantRecord;  // a run's variant_spec (xsa/config/variant.h)
 
 struct EvalPoint {
   std::int64_t step = 0;
@@ -73,15 +71,6 @@ struct Comparison {
   std::optional<double> delta_val_loss_sem;  // SE of the paired per-window difference
   double improvement_pct = 0;                // 100 * (baseline - variant) / baseline
 };
-
-// A variant against its baseline, the one definition the trainer writes and the reader derives for files
-// without comparisons: Δ = variant − baseline (negative = variant better), improvement % = 100 (baseline −
-// variant) / baseline, and, given both runs' per-window losses on the same validation windows, the SE of the
-// paired per-window difference (0 for one window, as results.json has always held); without them no SE.
-// Throws RuntimeFailure when the window lists differ in length.
-Comparison compare_runs(const RunResult& baseline, const RunResult& variant,
-                        const std::vector<double>* baseline_windows = nullptr,
-                        const std::vector<double>* variant_windows = nullptr);
 
 struct VersionInfo {
   std::string xsa;
@@ -164,15 +153,4 @@ struct RunCurves {
 };
 RunCurves parse_run_curves(const nlohmann::json& doc, const std::string& source);
 
-// Everything found under the given paths. A file is read as results.json whatever its name; a folder is
-// searched recursively for files named results.json, so a sweep folder (shards included) merges naturally.
-// Sweep summaries (summary*.json) found in folders are only used for notes about points without results.
-struct Discovery {
-  std::vector<ExperimentResult> experiments;  // sorted by source path, duplicates removed
-  std::vector<std::string> notes;             // human-readable remarks (e.g. unfinished sweep points)
-};
-
-// Throws InputError for a path that does not exist, an invalid results file, or when nothing is found.
-Discovery discover_results(const std::vector<std::string>& paths);
-
-}  // namespace xsa::report
+}  // namespace xsa

@@ -1,4 +1,4 @@
-#include "xsa/sweep/records.h"
+#include "xsa/records/sweep_records.h"
 
 #include <algorithm>
 

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "xsa/report/stats.h"
 #include "xsa/report/table.h"
+#include "xsa/stats/stats.h"
 
 namespace xsa::report {
 
@@ -52,7 +52,7 @@ inline Cell opt_cell(const std::optional<double>& v) {
   return v ? Cell(*v) : Cell();
 }
 inline Cell avg(const std::vector<double>& xs) {
-  return xs.empty() ? Cell() : Cell(mean(xs));
+  return xs.empty() ? Cell() : Cell(stats::mean(xs));
 }
 inline Cell count_cell(std::size_t n) {
   return Cell(static_cast<std::int64_t>(n));

@@ -9,6 +9,8 @@
 
 namespace xsa::report {
 
+using namespace stats;  // the report is written in the statistics vocabulary (xsa/stats/stats.h)
+
 bool GroupKey::operator<(const GroupKey& o) const {
   // has_lambda first so numbers come before names; then the budget; seq_len, then size, lr and the
   // attention implementation last.

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "xsa/config/config.h"
-#include "xsa/report/results.h"
-#include "xsa/report/stats.h"
+#include "xsa/records/results.h"
+#include "xsa/stats/stats.h"
 
 namespace xsa::report {
 
@@ -111,7 +111,7 @@ std::string model_label(const ModelConfig& m);
 // and that seed's mean improvement % there.
 struct SeriesPoints {
   std::set<std::int64_t> xs;
-  std::vector<SeedSeries> seeds;
+  std::vector<stats::SeedSeries> seeds;
 };
 enum class SeriesAxis { kSeqLen, kSteps, kParams };
 SeriesPoints series_points(const std::vector<const Group*>& series, SeriesAxis axis);

@@ -8,6 +8,8 @@
 
 namespace xsa::report {
 
+using namespace stats;  // the report is written in the statistics vocabulary (xsa/stats/stats.h)
+
 namespace {
 
 struct SummaryRow {

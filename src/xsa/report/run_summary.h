@@ -3,7 +3,7 @@
 // validation loss ± SE, Δ against the baseline ± its paired SE, improvement %, the last bias measurement's
 // cos(y,v) and cos(z,v) per layer, and training tok/s. Built through the report's column descriptors
 // (xsa/report/columns.h) and rendered like every other table, so a column is one edit here.
-#include "xsa/report/results.h"
+#include "xsa/records/results.h"
 #include "xsa/report/table.h"
 
 namespace xsa::report {

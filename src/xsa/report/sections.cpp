@@ -8,6 +8,8 @@
 
 namespace xsa::report {
 
+using namespace stats;  // the report is written in the statistics vocabulary (xsa/stats/stats.h)
+
 const std::vector<Section>& sections() {
   static const std::vector<Section> registry = {
       {"paired", "Paired runs", "one row per run: final val loss ± SEM, Δ and improvement vs its baseline",

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "xsa/records/results.h"
 #include "xsa/report/grouping.h"
-#include "xsa/report/results.h"
 #include "xsa/report/table.h"
 
 namespace xsa::report {

@@ -1,5 +1,6 @@
-// Sections on the bias metrics (xsa/report/bias_metrics.h): per layer at initialisation and at the end, their
-// trend with depth, their paired change between neighbouring budgets, and the learned λ / gates per head.
+// Sections on the bias metrics (xsa/records/bias_metrics.h): per layer at initialisation and at the end,
+// their trend with depth, their paired change between neighbouring budgets, and the learned λ / gates per
+// head.
 #include <algorithm>
 #include <array>
 #include <map>
@@ -9,6 +10,8 @@
 #include "xsa/report/section_builders.h"
 
 namespace xsa::report {
+
+using namespace stats;  // the report is written in the statistics vocabulary (xsa/stats/stats.h)
 
 namespace {
 

@@ -10,6 +10,8 @@
 
 namespace xsa::report {
 
+using namespace stats;  // the report is written in the statistics vocabulary (xsa/stats/stats.h)
+
 namespace {
 
 // The statistics of one group's paired differences, computed once per row.

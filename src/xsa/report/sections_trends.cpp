@@ -10,6 +10,8 @@
 
 namespace xsa::report {
 
+using namespace stats;  // the report is written in the statistics vocabulary (xsa/stats/stats.h)
+
 namespace {
 
 // The trend columns shared by the budget and length trends.

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "xsa/records/comparison.h"
 #include "xsa/report/sections.h"
 #include "xsa/util/error.h"
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "xsa/report/results.h"
+#include "xsa/records/results.h"
 
 namespace xsa::report {
 

@@ -1,11 +1,11 @@
-#include "xsa/report/stats.h"
+#include "xsa/stats/stats.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
-namespace xsa::report {
+namespace xsa::stats {
 
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -244,4 +244,4 @@ LrSelection select_learning_rates(const std::vector<std::vector<double>>& baseli
   return out;
 }
 
-}  // namespace xsa::report
+}  // namespace xsa::stats

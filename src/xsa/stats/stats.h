@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace xsa::report {
+namespace xsa::stats {
 
 double mean(const std::vector<double>& xs);            // NaN for an empty vector
 double sample_sd(const std::vector<double>& xs);       // n-1 denominator; NaN for n < 2
@@ -88,4 +88,4 @@ struct LrSelection {
 LrSelection select_learning_rates(const std::vector<std::vector<double>>& baseline,
                                   const std::vector<std::vector<double>>& variant);
 
-}  // namespace xsa::report
+}  // namespace xsa::stats

@@ -17,8 +17,8 @@
 #include <memory>
 #include <sstream>
 
+#include "xsa/records/sweep_records.h"
 #include "xsa/sweep/claim.h"
-#include "xsa/sweep/records.h"
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
 #include "xsa/util/progress.h"

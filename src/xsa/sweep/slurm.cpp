@@ -70,7 +70,7 @@ std::string slurm_array_script(const SlurmSubmission& s) {
   std::ostringstream o;
   o << "#!/bin/bash\n"
     << "# Written by xsa-sweep --submit slurm: array task K runs shard K/N of sweep '" << s.sweep_name
-    << "'\n# into one shared folder (README \"Scale-out\"). Resubmitting it is safe: points are claimed.\n"
+    << "'\n# into one shared folder (docs/guide.md \"Scale-out\"). Resubmitting it is safe: points are claimed.\n"
     << "#SBATCH --job-name=xsa-" << s.sweep_name << "\n"
     << "#SBATCH --array=0-" << s.tasks - 1 << "\n"
     << "#SBATCH --ntasks=1\n"

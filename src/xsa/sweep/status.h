@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "xsa/sweep/records.h"
+#include "xsa/records/sweep_records.h"
 
 namespace xsa {
 

@@ -11,7 +11,7 @@
 #include "xsa/config/resources.h"
 #include "xsa/model/flash_attention.h"
 #include "xsa/model/gpt.h"
-#include "xsa/report/stats.h"
+#include "xsa/stats/stats.h"
 #include "xsa/train/step.h"
 #include "xsa/train/threads.h"
 #include "xsa/util/timing.h"
@@ -21,7 +21,7 @@ namespace xsa {
 namespace {
 
 double median_or_zero(const std::vector<double>& v) {
-  return v.empty() ? 0.0 : report::median(v);
+  return v.empty() ? 0.0 : stats::median(v);
 }
 
 // GFLOP/s of one shape at the current thread count, median of repeats.
@@ -43,7 +43,7 @@ double gemm_gflops(int64_t m, int64_t k, int64_t n, at::ScalarType dtype, double
 
 }  // namespace
 
-report::GemmRates measure_gemm(const Config& cfg, int vocab, at::ScalarType dtype, double budget_flops) {
+GemmRates measure_gemm(const Config& cfg, int vocab, at::ScalarType dtype, double budget_flops) {
   const int64_t M = static_cast<int64_t>(cfg.train.batch_size) * cfg.data.seq_len;
   const int64_t C = cfg.model.d_model, HD = cfg.model.n_head * cfg.model.d_head, R = cfg.model.mlp_ratio * C;
   struct Shape {
@@ -57,7 +57,7 @@ report::GemmRates measure_gemm(const Config& cfg, int vocab, at::ScalarType dtyp
                                      {"lm_head", 512, C, vocab},
                                      {"lm_head_grad_w", vocab, 512, C},
                                      {"square_1024", 1024, 1024, 1024}};
-  report::GemmRates out;
+  GemmRates out;
   for (const auto& s : shapes) out.shapes.push_back({s.name, 0.0, 0.0});
   // On 2 cores, torch 2 x OpenBLAS 2 measured 82 GFLOP/s where torch 1 x OpenBLAS 2 gave 125: the best torch
   // count per BLAS count is the peak, like the PyTorch reference's baseline.
@@ -74,8 +74,8 @@ report::GemmRates measure_gemm(const Config& cfg, int vocab, at::ScalarType dtyp
   return out;
 }
 
-std::vector<report::StepTiming> measure_steps(const Config& cfg, const std::vector<VariantSpec>& variants,
-                                              int vocab, int steps, int warmup, Precision precision) {
+std::vector<StepTiming> measure_steps(const Config& cfg, const std::vector<VariantSpec>& variants, int vocab,
+                                      int steps, int warmup, Precision precision) {
   struct Run {
     Gpt model{nullptr};
     std::unique_ptr<torch::optim::AdamW> optimizer;
@@ -104,7 +104,7 @@ std::vector<report::StepTiming> measure_steps(const Config& cfg, const std::vect
       r.total.push_back(o.forward_ms + o.backward_ms + o.optimizer_ms);
     }
   }
-  std::vector<report::StepTiming> out;
+  std::vector<StepTiming> out;
   const double tokens = static_cast<double>(cfg.train.batch_size) * cfg.data.seq_len;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const double step_ms = median_or_zero(runs[i].total);
@@ -114,10 +114,10 @@ std::vector<report::StepTiming> measure_steps(const Config& cfg, const std::vect
   return out;
 }
 
-report::ScalingPoint measure_sa_xsa(const Config& cfg, int vocab, int steps, int warmup) {
+ScalingPoint measure_sa_xsa(const Config& cfg, int vocab, int steps, int warmup) {
   const auto both =
       measure_steps(cfg, {fixed_lambda_variant(0), fixed_lambda_variant(1)}, vocab, steps, warmup);
-  report::ScalingPoint p;
+  ScalingPoint p;
   p.seq_len = cfg.data.seq_len;
   p.batch_size = cfg.train.batch_size;
   p.d_model = cfg.model.d_model;
@@ -135,12 +135,12 @@ VariantSpec fixed_lambda_variant(double lambda) {
   return v;
 }
 
-std::vector<report::FlashKernelTiming> measure_flash_kernels(int d_head, const std::vector<int>& seq_lens,
-                                                             double budget_s) {
+std::vector<FlashKernelTiming> measure_flash_kernels(int d_head, const std::vector<int>& seq_lens,
+                                                     double budget_s) {
   std::vector<flash::Isa> isas;
   for (auto isa : {flash::Isa::kBaseline, flash::Isa::kAvx2})
     if (flash::isa_available(isa)) isas.push_back(isa);
-  std::vector<report::FlashKernelTiming> out;
+  std::vector<FlashKernelTiming> out;
   const int64_t D = d_head;
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
   for (int seq_len : seq_lens) {
@@ -177,8 +177,8 @@ std::vector<report::FlashKernelTiming> measure_flash_kernels(int d_head, const s
     for (int r = 0; r < repeats; ++r)
       for (std::size_t i = 0; i < isas.size(); ++i) run(i);
     for (std::size_t i = 0; i < isas.size(); ++i)
-      out.push_back({flash::isa_name(isas[i]), seq_len, d_head, report::median(forward_ms[i]),
-                     report::median(backward_ms[i])});
+      out.push_back({flash::isa_name(isas[i]), seq_len, d_head, stats::median(forward_ms[i]),
+                     stats::median(backward_ms[i])});
   }
   return out;
 }

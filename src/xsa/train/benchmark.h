@@ -8,7 +8,7 @@
 
 #include "xsa/config/config.h"
 #include "xsa/model/precision.h"
-#include "xsa/report/bench_tables.h"
+#include "xsa/records/bench.h"
 
 namespace xsa {
 
@@ -16,25 +16,24 @@ namespace xsa {
 // LM head and its weight gradient, a 1024 square), at 1 and 2 threads: per thread count N the best over torch
 // intra-op counts 1..N with N BLAS threads (a single matmul runs on OpenBLAS's threads; LibTorch's pool only
 // competes with them). budget_flops: FLOPs to spend per shape (more repeats for small shapes).
-report::GemmRates measure_gemm(const Config& cfg, int vocab, at::ScalarType dtype, double budget_flops);
+GemmRates measure_gemm(const Config& cfg, int vocab, at::ScalarType dtype, double budget_flops);
 
 // Medians of forward+loss / backward / optimizer / total per step, one record per variant, at the current
 // thread count, over `steps` timed steps after `warmup`. The variants' steps are interleaved (A B A B ...),
 // so slow drifts of a shared machine hit all alike and their ratios are fair. Synthetic token ids (speed does
 // not depend on them).
-std::vector<report::StepTiming> measure_steps(const Config& cfg, const std::vector<VariantSpec>& variants,
-                                              int vocab, int steps, int warmup,
-                                              Precision precision = Precision::kFp32);
+std::vector<StepTiming> measure_steps(const Config& cfg, const std::vector<VariantSpec>& variants, int vocab,
+                                      int steps, int warmup, Precision precision = Precision::kFp32);
 
 // SA and XSA (fixed λ 0 and 1) at `cfg`, measured by measure_steps.
-report::ScalingPoint measure_sa_xsa(const Config& cfg, int vocab, int steps, int warmup);
+ScalingPoint measure_sa_xsa(const Config& cfg, int vocab, int steps, int warmup);
 
 VariantSpec fixed_lambda_variant(double lambda);
 
 // The fused attention kernel on one (T, d_head) slice at each T, forward then backward, in every instruction
 // set this build and CPU have (baseline first), at the current thread count (1 for a per-core figure). Random
 // inputs from a fixed seed; the instruction sets alternate within each repeat, about `budget_s` per shape.
-std::vector<report::FlashKernelTiming> measure_flash_kernels(int d_head, const std::vector<int>& seq_lens,
-                                                             double budget_s = 1.0);
+std::vector<FlashKernelTiming> measure_flash_kernels(int d_head, const std::vector<int>& seq_lens,
+                                                     double budget_s = 1.0);
 
 }  // namespace xsa

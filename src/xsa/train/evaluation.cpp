@@ -36,12 +36,12 @@ std::vector<double> window_losses(Gpt& model, const TokenFile& file, const std::
   return losses;
 }
 
-std::vector<report::LayerBias> measure_bias(Gpt& model, const TokenFile& file,
-                                            const std::vector<std::uint64_t>& starts, int seq_len,
-                                            int batch_size, bool with_lambda_per_head) {
+std::vector<LayerBias> measure_bias(Gpt& model, const TokenFile& file,
+                                    const std::vector<std::uint64_t>& starts, int seq_len, int batch_size,
+                                    bool with_lambda_per_head) {
   torch::NoGradGuard no_grad;
   const int L = model->config().n_layer;
-  std::vector<report::LayerBias> sum(L);
+  std::vector<LayerBias> sum(L);
   size_t windows = 0;
   for (size_t i = 0; i < starts.size(); i += batch_size) {
     std::int64_t n = std::min<std::int64_t>(batch_size, starts.size() - i);
@@ -49,15 +49,14 @@ std::vector<report::LayerBias> measure_bias(Gpt& model, const TokenFile& file,
     BiasProbe probe;
     model->forward(batch.narrow(1, 0, seq_len), &probe);
     for (int l = 0; l < L; ++l) {  // window-weighted mean over batches
-      for (const auto& metric : report::kBiasMetrics)
-        sum[l].*metric.member += n * probe.layers[l].*metric.member;
+      for (const auto& metric : kBiasMetrics) sum[l].*metric.member += n * probe.layers[l].*metric.member;
       sum[l].lambda_per_head = probe.layers[l].lambda_per_head;
     }
     windows += n;
   }
   for (int l = 0; l < L; ++l) {
     sum[l].layer = l;
-    for (const auto& metric : report::kBiasMetrics) sum[l].*metric.member /= windows;
+    for (const auto& metric : kBiasMetrics) sum[l].*metric.member /= windows;
     if (!with_lambda_per_head) sum[l].lambda_per_head.clear();
   }
   return sum;

@@ -9,7 +9,7 @@
 
 #include "xsa/data/token_data.h"
 #include "xsa/model/gpt.h"
-#include "xsa/report/bias_metrics.h"
+#include "xsa/records/bias_metrics.h"
 
 namespace xsa {
 
@@ -24,8 +24,8 @@ std::vector<double> window_losses(Gpt& model, const TokenFile& file, const std::
 
 // Bias metrics of every layer, window-weighted means over the windows at `starts`. lambda_per_head is
 // filled when `with_lambda_per_head` (learned / gate variants).
-std::vector<report::LayerBias> measure_bias(Gpt& model, const TokenFile& file,
-                                            const std::vector<std::uint64_t>& starts, int seq_len,
-                                            int batch_size, bool with_lambda_per_head);
+std::vector<LayerBias> measure_bias(Gpt& model, const TokenFile& file,
+                                    const std::vector<std::uint64_t>& starts, int seq_len, int batch_size,
+                                    bool with_lambda_per_head);
 
 }  // namespace xsa

@@ -21,7 +21,8 @@
 #include "xsa/model/generate.h"
 #include "xsa/model/gpt.h"
 #include "xsa/model/precision.h"
-#include "xsa/report/stats.h"
+#include "xsa/records/comparison.h"
+#include "xsa/stats/stats.h"
 #include "xsa/train/checkpoint.h"
 #include "xsa/train/evaluation.h"
 #include "xsa/train/schedule.h"
@@ -72,10 +73,10 @@ class LogWriter {
 
 // Mean and SE over windows; 0 where undefined (one window has no spread), as results.json has always held.
 double mean_or_zero(const std::vector<double>& v) {
-  return v.empty() ? 0.0 : report::mean(v);
+  return v.empty() ? 0.0 : stats::mean(v);
 }
 double sem_or_zero(const std::vector<double>& v) {
-  return v.size() < 2 ? 0.0 : report::standard_error(v);
+  return v.size() < 2 ? 0.0 : stats::standard_error(v);
 }
 
 // Everything the concurrent runs share (read-only except the log, board and abort flag).
@@ -189,13 +190,13 @@ class VariantRun {
     }
   }
 
-  const report::RunResult& result() const { return record_; }
+  const RunResult& result() const { return record_; }
   const std::vector<double>& final_window_losses() const { return window_losses_; }
 
  private:
   // The run's progress as the checkpoint stores it; the lists in results.json's format.
   json progress() const {
-    json run = report::to_json(record_);
+    json run = to_json(record_);
     json state = {{"step", step_},       {"eval", run["eval"]},
                   {"bias", run["bias"]}, {"train_loss", run["train_loss"]},
                   {"step_ms", step_ms_}, {"step_losses", step_losses_},
@@ -214,12 +215,12 @@ class VariantRun {
     step_losses_ = state.at("step_losses").get<std::vector<double>>();
     prior_wall_s_ = state.at("wall_s").get<double>();
     if (state.contains("result")) {
-      record_ = report::parse_run_result(state.at("result"), source);
+      record_ = parse_run_result(state.at("result"), source);
       window_losses_ = state.at("result").at("window_losses").get<std::vector<double>>();
       finished_ = true;
       return;
     }
-    report::RunCurves curves = report::parse_run_curves(state, source);
+    RunCurves curves = parse_run_curves(state, source);
     record_.eval = std::move(curves.eval);
     record_.bias = std::move(curves.bias);
     record_.train_loss = std::move(curves.train_loss);
@@ -247,10 +248,10 @@ class VariantRun {
       record_.bias.push_back({step, measure_bias(model_, *s_.data.val, s_.bias_starts, T, B, per_head)});
       for (const auto& layer : record_.bias.back().layers) {
         const std::string suffix = "/layer" + std::to_string(layer.layer);
-        for (const auto& metric : report::kBiasMetrics)
+        for (const auto& metric : kBiasMetrics)
           scalars.push_back({std::string("bias/") + metric.key + suffix, layer.*metric.member});
         if (!layer.lambda_per_head.empty())
-          scalars.push_back({"attention/lambda" + suffix, report::mean(layer.lambda_per_head)});
+          scalars.push_back({"attention/lambda" + suffix, stats::mean(layer.lambda_per_head)});
       }
     }
     write_scalars(scalars);
@@ -310,12 +311,12 @@ class VariantRun {
     final.eval_windows = static_cast<std::int64_t>(all_windows.size());
     final.train_loss = mean_or_zero(std::vector<double>(step_losses_.end() - tail, step_losses_.end()));
     record_.samples = generate_samples();
-    report::RunTiming timing;
+    RunTiming timing;
     timing.wall_s = wall_s;
     timing.train_s = train_time_s;
     timing.tokens_per_s =
         train_time_s > 0 ? step_ms_.size() * cfg.train.batch_size * cfg.data.seq_len / train_time_s : 0.0;
-    timing.step_ms_median = step_ms_.empty() ? 0.0 : report::median(step_ms_);
+    timing.step_ms_median = step_ms_.empty() ? 0.0 : stats::median(step_ms_);
     record_.timing = timing;
     finished_ = true;
     s_.board.phase(index_, "done");
@@ -334,7 +335,7 @@ class VariantRun {
   Gpt model_{nullptr};
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   std::unique_ptr<tensorboard::EventWriter> events_;  // null with log.tensorboard false
-  report::RunResult record_;  // what results.json will hold for this run, filled as training goes
+  RunResult record_;  // what results.json will hold for this run, filled as training goes
   int step_ = 0;
   std::vector<double> step_ms_;
   std::vector<double> step_losses_;    // training loss of every step so far
@@ -366,13 +367,13 @@ double peak_rss_mib() {
   return usage.ru_maxrss / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
-// Each variant against the first, paired over the same validation windows (report::compare_runs).
-std::vector<report::Comparison> compare_to_baseline(const std::vector<std::unique_ptr<VariantRun>>& runs) {
-  std::vector<report::Comparison> out;
+// Each variant against the first, paired over the same validation windows (compare_runs).
+std::vector<Comparison> compare_to_baseline(const std::vector<std::unique_ptr<VariantRun>>& runs) {
+  std::vector<Comparison> out;
   const VariantRun& base = *runs.at(0);
   for (size_t i = 1; i < runs.size(); ++i)
-    out.push_back(report::compare_runs(base.result(), runs[i]->result(), &base.final_window_losses(),
-                                       &runs[i]->final_window_losses()));
+    out.push_back(compare_runs(base.result(), runs[i]->result(), &base.final_window_losses(),
+                               &runs[i]->final_window_losses()));
   return out;
 }
 
@@ -439,15 +440,15 @@ VariantsOutcome run_variants(std::vector<std::unique_ptr<VariantRun>>& runs, con
 }
 
 // results.json's document: the runs' records, their comparisons with the baseline, and what ran where.
-report::ExperimentResult assemble_result(const Config& cfg, const TokenDataset& data,
-                                         const std::vector<std::unique_ptr<VariantRun>>& runs,
-                                         const PrecisionChoice& precision, double wall_s) {
-  report::ExperimentResult result;
+ExperimentResult assemble_result(const Config& cfg, const TokenDataset& data,
+                                 const std::vector<std::unique_ptr<VariantRun>>& runs,
+                                 const PrecisionChoice& precision, double wall_s) {
+  ExperimentResult result;
   result.name = cfg.name;
   result.config = cfg;
-  result.version = report::VersionInfo{XSA_VERSION, TORCH_VERSION};
+  result.version = VersionInfo{XSA_VERSION, TORCH_VERSION};
   auto threads = current_thread_info();
-  report::Environment env;
+  Environment env;
   env.threads = threads.torch_threads;
   env.blas = threads.blas;
   env.blas_threads = threads.blas_threads;
@@ -458,9 +459,9 @@ report::ExperimentResult assemble_result(const Config& cfg, const TokenDataset& 
   env.precision = precision_name(precision.precision);
   env.precision_requested = precision.requested;
   const CpuBf16Support& cpu = cpu_bf16_support();
-  env.cpu_bf16 = report::Environment::CpuBf16{cpu.avx512_bf16, cpu.amx_bf16, cpu.native()};
+  env.cpu_bf16 = Environment::CpuBf16{cpu.avx512_bf16, cpu.amx_bf16, cpu.native()};
   result.environment = env;
-  report::DataInfo info;
+  DataInfo info;
   info.dir = data.dir;
   info.vocab_size = data.meta.vocab_size;
   info.train_tokens = static_cast<std::int64_t>(data.meta.train_tokens);
@@ -485,9 +486,8 @@ void check_data_fits(const Config& cfg, const TokenDataset& data) {
   }
 }
 
-report::ExperimentResult run_paired_experiment(const Config& cfg, const TokenDataset& data,
-                                               const PiecesDecoder& decoder,
-                                               const ExperimentOptions& options) {
+ExperimentResult run_paired_experiment(const Config& cfg, const TokenDataset& data,
+                                       const PiecesDecoder& decoder, const ExperimentOptions& options) {
   check_data_fits(cfg, data);
   if (decoder.vocab_size() != data.meta.vocab_size) {
     throw InputError(data.dir + "/pieces.json: " + std::to_string(decoder.vocab_size()) +

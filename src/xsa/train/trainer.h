@@ -2,13 +2,13 @@
 // Paired training (docs/ARCHITECTURE.md "Training"): every attention variant of a config starts from the
 // same initial weights and sees the same batches in the same order, so differences come from attention.
 // This is orchestration only: the step is train/step.h, evaluation train/evaluation.h, checkpoints
-// train/checkpoint.h, sampling model/generate.h, the results schema report/results.h.
+// train/checkpoint.h, sampling model/generate.h, the results schema records/results.h.
 #include <string>
 
 #include "xsa/config/config.h"
 #include "xsa/data/pieces.h"
 #include "xsa/data/token_data.h"
-#include "xsa/report/results.h"
+#include "xsa/records/results.h"
 
 namespace xsa {
 
@@ -23,10 +23,9 @@ struct ExperimentOptions {
 void check_data_fits(const Config& cfg, const TokenDataset& data);
 
 // Trains every variant of cfg.attention.variants (runtime.workers at a time, runtime.threads each)
-// and returns the results (schema xsa.results/1; report::to_json writes them). Throws RuntimeFailure
+// and returns the results (schema xsa.results/1; to_json writes them). Throws RuntimeFailure
 // naming the run and step if a loss becomes NaN/inf.
-report::ExperimentResult run_paired_experiment(const Config& cfg, const TokenDataset& data,
-                                               const PiecesDecoder& decoder,
-                                               const ExperimentOptions& options);
+ExperimentResult run_paired_experiment(const Config& cfg, const TokenDataset& data,
+                                       const PiecesDecoder& decoder, const ExperimentOptions& options);
 
 }  // namespace xsa

@@ -22,7 +22,8 @@
 
 #include "process.h"
 #include "table_cells.h"
-#include "xsa/report/results.h"
+#include "xsa/records/results.h"
+#include "xsa/report/discovery.h"
 #include "xsa/report/sections.h"
 #include "xsa/report/select.h"
 #include "xsa/report/table.h"
@@ -32,6 +33,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace xsa::report {
+using namespace xsa::stats;  // the statistics vocabulary, as the report itself (xsa/stats/stats.h)
 namespace {
 
 const std::string kFixtures = std::string(XSA_FIXTURES_DIR) + "/report";

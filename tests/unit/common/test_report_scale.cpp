@@ -1,4 +1,4 @@
-// The report across learning rates and model sizes (README Findings, questions 5 and 6): groups never pool
+// The report across learning rates and model sizes (docs/findings.md, questions 5 and 6): groups never pool
 // either, the size trend per doubling of non-embedding parameters, and the learning-rate selection, on
 // hand-made results with hand-computed statistics.
 #include <gtest/gtest.h>
@@ -12,12 +12,13 @@
 
 #include "table_cells.h"
 #include "xsa/config/resources.h"
+#include "xsa/records/results.h"
 #include "xsa/report/grouping.h"
-#include "xsa/report/results.h"
 #include "xsa/report/sections.h"
-#include "xsa/report/stats.h"
+#include "xsa/stats/stats.h"
 
 namespace xsa::report {
+using namespace xsa::stats;  // the statistics vocabulary, as the report itself (xsa/stats/stats.h)
 namespace {
 
 using nlohmann::json;

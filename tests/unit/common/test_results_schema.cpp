@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "xsa/report/results.h"
+#include "xsa/records/results.h"
 #include "xsa/util/error.h"
 
 namespace xsa::report {
@@ -78,7 +78,7 @@ TEST(ResultsSchema, EveryWrittenFieldReadsBack) {
   EXPECT_DOUBLE_EQ(*out.comparisons[0].delta_val_loss_sem, 0.03125);
 }
 
-// The literal keys other tools read (README "results.json"), so a field dropped from both the writer and the
+// The literal keys other tools read (docs/guide.md "results.json"), so a field dropped from both the writer and the
 // reader fails here although the round trip above would still pass.
 TEST(ResultsSchema, WrittenKeysAreTheDocumentedOnes) {
   const json doc = to_json(full_result());

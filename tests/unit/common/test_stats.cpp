@@ -5,9 +5,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "xsa/report/stats.h"
+#include "xsa/stats/stats.h"
 
-namespace xsa::report {
+namespace xsa::stats {
 namespace {
 
 TEST(Stats, MeanSdAndStandardErrorOfAHandVector) {
@@ -118,4 +118,4 @@ TEST(Stats, CountsSeedsWithLowerVariantLoss) {
 }
 
 }  // namespace
-}  // namespace xsa::report
+}  // namespace xsa::stats

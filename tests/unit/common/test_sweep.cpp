@@ -142,7 +142,7 @@ TEST(SweepGrid, ShippedSweepConfigs) {
   EXPECT_NO_THROW(validate_points(smoke, expand_grid(smoke)));
 }
 
-// The science sweeps (README "Findings") run for hours unattended: every file must expand and every point's
+// The science sweeps (docs/findings.md) run for hours unattended: every file must expand and every point's
 // config must load (a key the trainer does not know would fail each point at its start).
 TEST(SweepGrid, ScienceSweepConfigs) {
   const std::string dir = std::string(XSA_SOURCE_DIR) + "/configs/science/";
@@ -169,7 +169,7 @@ TEST(SweepGrid, ScienceSweepConfigs) {
     auto p = expand_grid(spec);
     EXPECT_EQ(p.size(), points) << name;
     EXPECT_NO_THROW(validate_points(spec, p)) << name;
-    // Every point pins the attention implementation (README "Science"), so a new default never reaches a
+    // Every point pins the attention implementation (docs/guide.md "Config"), so a new default never reaches a
     // resumed sweep.
     for (const auto& point : p) {
       bool pinned = false;

@@ -1,11 +1,12 @@
-// The sweep's typed files (xsa/sweep/records.h) against their literal form: key names and values as other
-// tools read them, not only a round trip (which a field dropped from both writer and reader would pass).
+// The sweep's typed files (xsa/records/sweep_records.h) against their literal form: key names and values as
+// other tools read them, not only a round trip (which a field dropped from both writer and reader would
+// pass).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "xsa/sweep/records.h"
+#include "xsa/records/sweep_records.h"
 
 namespace xsa {
 namespace {
