@@ -1,10 +1,17 @@
 // The results schema as one typed model: every field the trainer writes survives to_json -> parse_results,
 // the bias metrics are written and read through the one table, and older files (fields added later absent)
-// still read.
+// still read. Then reading results.json files: the fixtures in tests/fixtures/report (variant names, extra
+// fields tolerated, comparisons derived when missing, the round trip) and the one-line InputError naming the
+// file and the key.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
+#include <string>
+#include <vector>
 
+#include "report_fixtures.h"
+#include "xsa/config/variant.h"
 #include "xsa/records/results.h"
 #include "xsa/util/error.h"
 
@@ -78,8 +85,8 @@ TEST(ResultsSchema, EveryWrittenFieldReadsBack) {
   EXPECT_DOUBLE_EQ(*out.comparisons[0].delta_val_loss_sem, 0.03125);
 }
 
-// The literal keys other tools read (docs/guide.md "results.json"), so a field dropped from both the writer and the
-// reader fails here although the round trip above would still pass.
+// The literal keys other tools read (docs/guide.md "results.json"), so a field dropped from both the writer
+// and the reader fails here although the round trip above would still pass.
 TEST(ResultsSchema, WrittenKeysAreTheDocumentedOnes) {
   const json doc = to_json(full_result());
   auto keys = [](const json& j) {
@@ -185,6 +192,96 @@ TEST(ResultsSchema, SeedsUseTheWholeUnsignedRange) {
   EXPECT_EQ(*parse_results(doc, "r.json").runs[0].seed, 18446744073709551615ull);
   doc["runs"][0]["seed"] = -1;
   EXPECT_THROW(parse_results(doc, "r.json"), InputError);
+}
+
+// ---- reading results.json files -------------------------------------------------------------------------
+
+using namespace fixtures;  // tests/unit/common/report_fixtures.h
+
+TEST(Results, VariantRecordFromName) {
+  EXPECT_EQ(*variant_record_from_name("sa").lambda, 0.0);
+  EXPECT_EQ(*variant_record_from_name("xsa").lambda, 1.0);
+  EXPECT_EQ(*variant_record_from_name("lambda=0.25").lambda, 0.25);
+  const VariantRecord odd = variant_record_from_name("lambda=abc");
+  EXPECT_FALSE(odd.lambda.has_value());
+  EXPECT_EQ(variant_label(variant_record_from_name("lambda=0.50"), {}, 1.0), "0.5");
+  EXPECT_EQ(variant_label(variant_record_from_name("xsa"), {}, 1.0), "1");
+  EXPECT_EQ(variant_label({"learned", std::nullopt, std::nullopt}, {}, 1.0), "learned");
+  // A variant on some layers only never shares a label with the same variant on every layer; a learning-rate
+  // scale names itself only where there are parameters to scale.
+  EXPECT_EQ(variant_label(variant_record_from_name("xsa@2-3"), {2, 3}, 30.0), "1@2-3");
+  EXPECT_EQ(variant_label({"tanh_gate", std::nullopt, std::nullopt}, {0, 1, 3}, 30.0),
+            "tanh_gate@0-1+3 lr×30");
+  EXPECT_EQ(variant_record_from_name("tanh_gate@1").kind, "tanh_gate");
+}
+
+TEST(Results, ReadsASinglePairedRunAndToleratesExtraFields) {
+  const ExperimentResult r = read_results(kSingle + "/tiny/results.json");
+  EXPECT_EQ(r.label, "tiny");
+  EXPECT_EQ(r.seq_len(), 128);
+  EXPECT_EQ(r.config.seed, 1337u);
+  EXPECT_EQ(r.config.model.n_layer, 2);      // recorded
+  EXPECT_EQ(r.config.train.batch_size, 32);  // not recorded by this hand-made file: the default
+  ASSERT_EQ(r.runs.size(), 3u);
+  EXPECT_EQ(r.runs[1].variant, "xsa");
+  EXPECT_EQ(r.runs[1].spec.kind, "fixed");
+  EXPECT_DOUBLE_EQ(*r.runs[1].spec.lambda, 1.0);
+  EXPECT_EQ(r.runs[2].spec.kind, "learned");
+  EXPECT_FALSE(r.runs[2].spec.lambda.has_value());
+  EXPECT_DOUBLE_EQ(r.runs[1].final.val_loss, 2.45);
+  EXPECT_DOUBLE_EQ(*r.runs[1].final.val_loss_sem, 0.012);
+  ASSERT_EQ(r.runs[2].bias.size(), 2u);
+  EXPECT_EQ(r.runs[2].bias[1].step, 100);
+  EXPECT_EQ(r.runs[2].bias[1].layers[0].lambda_per_head, (std::vector<double>{0.5, 0.7, 0.9, 0.3}));
+  ASSERT_EQ(r.comparisons.size(), 2u);
+  EXPECT_NEAR(r.comparisons[0].delta_val_loss, -0.05, 1e-12);
+  EXPECT_NEAR(r.comparisons[0].improvement_pct, 2.0, 1e-12);
+}
+
+TEST(Results, MissingComparisonsAreDerivedFromFinalLosses) {
+  json doc = to_json(read_results(kSingle + "/tiny/results.json"));
+  doc.erase("comparisons");
+  const ExperimentResult r = parse_results(doc, "mem.json");
+  ASSERT_EQ(r.comparisons.size(), 2u);
+  // learned: 2.47 - 2.50 = -0.03; 100 · 0.03 / 2.50 = 1.2 %.
+  EXPECT_EQ(r.comparisons[1].variant, "learned");
+  EXPECT_NEAR(r.comparisons[1].delta_val_loss, -0.03, 1e-12);
+  EXPECT_NEAR(r.comparisons[1].improvement_pct, 1.2, 1e-12);
+}
+
+TEST(Results, WriterRoundTrips) {
+  const ExperimentResult a = read_results(kSingle + "/tiny/results.json");
+  const ExperimentResult b = parse_results(to_json(a), a.source);
+  EXPECT_EQ(to_json(a), to_json(b));
+  EXPECT_EQ(b.runs[2].bias[1].layers[1].lambda_per_head.size(), 4u);
+  EXPECT_EQ(b.config, a.config);
+}
+
+TEST(Results, ErrorsNameTheFileAndTheKeyOnOneLine) {
+  const std::string missing = kFixtures + "/bad/missing_key/results.json";
+  const std::string msg = input_error([&] { read_results(missing); });
+  EXPECT_EQ(msg, missing + ": missing key runs[1].final.val_loss");
+
+  const std::string schema = input_error([&] { read_results(kFixtures + "/bad/wrong_schema.json"); });
+  EXPECT_NE(schema.find("wrong_schema.json: key schema: expected \"xsa.results/1\""), std::string::npos);
+
+  json doc = to_json(read_results(kSingle + "/tiny/results.json"));
+  doc["config"]["data"]["seq_len"] = "long";
+  EXPECT_EQ(
+      input_error([&] { parse_results(doc, "x.json"); }),
+      "x.json: config: data.seq_len: got the quoted string \"long\", expected an integer in [1, 1,048,576]");
+  // The config is read back through the key table: a key it does not know (renamed, mistyped) is an error,
+  // never silently a default.
+  doc = to_json(read_results(kSingle + "/tiny/results.json"));
+  doc["config"]["train"]["stepz"] = 300;
+  EXPECT_NE(
+      input_error([&] { parse_results(doc, "x.json"); }).find("x.json: config: unknown key 'train.stepz'"),
+      std::string::npos);
+  doc = json::array();
+  EXPECT_NE(input_error([&] { parse_results(doc, "x.json"); }).find("x.json: expected a JSON object"),
+            std::string::npos);
+  EXPECT_NE(input_error([&] { read_results(kFixtures + "/bad/not_json.json"); }).find("not valid JSON"),
+            std::string::npos);
 }
 
 }  // namespace
