@@ -77,11 +77,11 @@ std::vector<Case> make_cases() {
   add("xsa_rope_tied", fixed(1.0, true), [](Case&) {});
   add("lambda0.5_rope_untied", fixed(0.5, false), [](Case& c) { c.model.tie_embeddings = false; });
   add("xsa_learnedpos_untied", fixed(1.0, true), [](Case& c) {
-    c.model.pos = "learned";
+    c.model.pos = xsa::PositionEncoding::kLearned;
     c.model.tie_embeddings = false;
   });
   add("sa_learnedpos_noembednorm", fixed(0.0, true), [](Case& c) {
-    c.model.pos = "learned";
+    c.model.pos = xsa::PositionEncoding::kLearned;
     c.model.embed_norm = false;
   });
   add("xsa_layer1_only", fixed(1.0, true), [](Case& c) { c.attention.layers = {1}; });
@@ -96,7 +96,7 @@ std::vector<Case> make_cases() {
   });
   add("gate_init_rope_tied", kind_only(Kind::kGate), [](Case&) {});
   add("gate_perhead_learnedpos", kind_only(Kind::kGate), [](Case& c) {
-    c.model.pos = "learned";
+    c.model.pos = xsa::PositionEncoding::kLearned;
     c.variant_values = {0.7f, -0.4f};
   });
   add("gate_perhead_layer0_only", kind_only(Kind::kGate), [](Case& c) {
@@ -114,7 +114,7 @@ std::vector<Case> make_cases() {
     c.weight_scale = 15.0;
   });
   add("gate_perhead_learnedpos_w15", kind_only(Kind::kGate), [](Case& c) {
-    c.model.pos = "learned";
+    c.model.pos = xsa::PositionEncoding::kLearned;
     c.variant_values = {0.7f, -0.4f};
     c.weight_scale = 15.0;
   });

@@ -122,7 +122,7 @@ int run_bench(const BenchOptions& opt) {
   std::printf(
       "xsa-bench: %d layers, d_model %d, %d heads × %d, vocab %d, batch %d × %d tokens, attention %s\n",
       m.n_layer, m.d_model, m.n_head, m.d_head, opt.vocab, cfg.train.batch_size, cfg.data.seq_len,
-      cfg.attention.impl.c_str());
+      choice_name(cfg.attention.impl));
 
   const auto cpu = xsa::describe_cpu(xsa::read_cpuinfo());
   const auto& bf16_support = xsa::cpu_bf16_support();

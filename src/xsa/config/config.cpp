@@ -157,7 +157,7 @@ void cross_check(const Config& c, const Context& ctx) {
     fail(ctx, "train.warmup_steps",
          "got " + std::to_string(c.train.warmup_steps) +
              ", expected an integer in [0, train.steps = " + std::to_string(c.train.steps) + "]");
-  if (c.model.pos == "rope" && c.model.d_head % 2 != 0)  // RoPE rotates channel pairs
+  if (c.model.pos == PositionEncoding::kRope && c.model.d_head % 2 != 0)  // RoPE rotates channel pairs
     fail(ctx, "model.d_head",
          "got " + std::to_string(c.model.d_head) + ", expected an even integer when model.pos = rope");
   // The layers were checked against kMaxLayers as they were read; here against this model. The largest layer
@@ -183,7 +183,7 @@ namespace {
 // than what ran before they existed.
 Config record_defaults() {
   Config c;
-  c.attention.impl = attention_impl_name(AttentionImpl::kExplicit);  // the only one before the key existed
+  c.attention.impl = AttentionImpl::kExplicit;  // the only one before the key existed
   return c;
 }
 }  // namespace
@@ -334,30 +334,23 @@ bool operator==(const Config& a, const Config& b) {
   return config_to_json(a) == config_to_json(b);
 }
 
-namespace {
-const std::vector<std::pair<AttentionImpl, const char*>>& attention_impl_spellings() {
-  static const std::vector<std::pair<AttentionImpl, const char*>> spellings = {
-      {AttentionImpl::kFused, "fused"}, {AttentionImpl::kExplicit, "explicit"}};
-  return spellings;
-}
-}  // namespace
-
-AttentionImpl parse_attention_impl(const std::string& name) {
-  for (const auto& [impl, spelling] : attention_impl_spellings())
-    if (name == spelling) return impl;
-  throw InputError("attention.impl: '" + name + "' is not an implementation (expected fused or explicit)");
-}
-
-const char* attention_impl_name(AttentionImpl impl) {
-  for (const auto& [value, spelling] : attention_impl_spellings())
-    if (value == impl) return spelling;
-  return "?";
-}
-
-std::vector<std::string> attention_impl_names() {
-  std::vector<std::string> names;
-  for (const auto& entry : attention_impl_spellings()) names.push_back(entry.second);
-  return names;
+ResolvedVariant resolve_variant(const AttentionConfig& attention, const VariantSpec& variant) {
+  ResolvedVariant r;
+  r.kind = variant.kind;
+  switch (variant.kind) {
+    case VariantSpec::Kind::kFixed:
+      r.initial_lambda = variant.lambda;
+      break;
+    case VariantSpec::Kind::kLearned:
+      r.initial_lambda = attention.learned_init;
+      break;
+    case VariantSpec::Kind::kGate:
+    case VariantSpec::Kind::kTanhGate:
+      r.initial_lambda = 0.0;
+      break;
+  }
+  r.layers = variant.layers.empty() ? attention.layers : variant.layers;
+  return r;
 }
 
 }  // namespace xsa

@@ -18,14 +18,64 @@ struct DataConfig {
   int seq_len = 128;
 };
 
+// The keys whose value is one of a few spellings, typed once when the config is read: nothing outside
+// src/xsa/config compares their strings. Each spelling is defined once, in the tables below, which are the
+// key table's choices, what config_to_json / results.json write and what the report prints.
+enum class PositionEncoding { kRope, kLearned };      // model.pos
+enum class AttentionImpl { kExplicit, kFused };       // attention.impl
+enum class PrecisionRequest { kFp32, kBf16, kAuto };  // runtime.precision
+
+template <class E>
+struct Choice {
+  E value;
+  const char* name;
+};
+inline constexpr Choice<PositionEncoding> kPositionEncodings[] = {{PositionEncoding::kRope, "rope"},
+                                                                  {PositionEncoding::kLearned, "learned"}};
+inline constexpr Choice<AttentionImpl> kAttentionImpls[] = {{AttentionImpl::kFused, "fused"},
+                                                            {AttentionImpl::kExplicit, "explicit"}};
+inline constexpr Choice<PrecisionRequest> kPrecisionRequests[] = {
+    {PrecisionRequest::kFp32, "fp32"}, {PrecisionRequest::kBf16, "bf16"}, {PrecisionRequest::kAuto, "auto"}};
+// The table of an enum (overloads picked by a value of the enum).
+inline constexpr const auto& choices_of(PositionEncoding) {
+  return kPositionEncodings;
+}
+inline constexpr const auto& choices_of(AttentionImpl) {
+  return kAttentionImpls;
+}
+inline constexpr const auto& choices_of(PrecisionRequest) {
+  return kPrecisionRequests;
+}
+
+// The spelling of a value ("fused"), the value of a spelling (nullopt if none), every spelling in table
+// order.
+template <class E>
+const char* choice_name(E value) {
+  for (const auto& c : choices_of(E{}))
+    if (c.value == value) return c.name;
+  return "?";
+}
+template <class E>
+std::optional<E> parse_choice(const std::string& name) {
+  for (const auto& c : choices_of(E{}))
+    if (name == c.name) return c.value;
+  return std::nullopt;
+}
+template <class E>
+std::vector<std::string> choice_names() {
+  std::vector<std::string> names;
+  for (const auto& c : choices_of(E{})) names.push_back(c.name);
+  return names;
+}
+
 struct ModelConfig {
   int n_layer = 2;
   int d_model = 128;
   int n_head = 4;
   int d_head = 32;
   int mlp_ratio = 4;
-  std::string pos = "rope";  // rope | learned
-  bool embed_norm = true;    // LayerNorm right after the token embedding (paper's setup)
+  PositionEncoding pos = PositionEncoding::kRope;  // RoPE, or a learned position embedding
+  bool embed_norm = true;  // LayerNorm right after the token embedding (paper's setup)
   bool tie_embeddings = true;
 };
 
@@ -39,20 +89,17 @@ struct AttentionConfig {
   // scalar per layer and head, and Adam moves a parameter by about lr per step whatever its gradient, so at
   // the model's lr they cannot travel far in a short run (docs/findings.md, question 3). In (0, 1000].
   double lambda_lr_scale = 1.0;
-  // How softmax(q·kᵀ)·v is computed: "fused" runs the O(T)-memory kernel (model/causal_attention.h);
-  // "explicit" writes out the (B, H, T, T) scores, mask and softmax (the reference, and what every result
+  // How softmax(q·kᵀ)·v is computed: fused runs the O(T)-memory kernel (model/causal_attention.h);
+  // explicit writes out the (B, H, T, T) scores, mask and softmax (the reference, and what every result
   // committed before the kernel used). A sweep pins it, so a later default never mixes two implementations
-  // inside one comparison. Records written before the key existed ran "explicit": record_defaults() in
+  // inside one comparison. Records written before the key existed ran explicit: record_defaults() in
   // config.cpp fills that in for them, not this default.
-  std::string impl = "fused";
+  AttentionImpl impl = AttentionImpl::kFused;
 };
 
-// attention.impl as a value: the fused O(T) kernel or the explicit scores, mask and softmax. The spellings
-// are defined once (config.cpp) and are the key table's choices.
-enum class AttentionImpl { kExplicit, kFused };
-AttentionImpl parse_attention_impl(const std::string& name);  // throws InputError naming attention.impl
-const char* attention_impl_name(AttentionImpl impl);          // "explicit" | "fused"
-std::vector<std::string> attention_impl_names();
+// `variant` as a run of this attention config applies it: its layers ("xsa@2-3" its own, else
+// attention.layers) and its initial λ (learned: attention.learned_init). The one place both are resolved.
+ResolvedVariant resolve_variant(const AttentionConfig& attention, const VariantSpec& variant);
 
 struct TrainConfig {
   int steps = 300;
@@ -91,7 +138,7 @@ struct RuntimeConfig {
   int workers = 2;  // variants trained concurrently
   // fp32 | bf16 | auto: matmul precision (bf16 = mixed precision, fp32 master weights; auto = bf16
   // only on CPUs with native bf16). See src/xsa/model/precision.h.
-  std::string precision = "fp32";
+  PrecisionRequest precision = PrecisionRequest::kFp32;
 };
 
 // What xsa-train writes besides results.json and log.jsonl (docs/guide.md "TensorBoard").

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -118,23 +119,30 @@ Key bool_key(const std::string& dotted, Get get) {
           [=](const Config& c) { return nlohmann::json(get(c)); }};
 }
 
-// A non-empty string, optionally restricted to `choices`.
+// A non-empty string.
 template <class Get>
-Key string_key(const std::string& dotted, Get get, std::vector<std::string> choices = {}) {
-  std::string expected = "a non-empty string";
-  if (!choices.empty()) {
-    expected = "one of";
-    for (const auto& ch : choices) expected += " " + ch;
-  }
+Key string_key(const std::string& dotted, Get get) {
   return {dotted,
           [=](Config& c, const YAML::Node& n, const Context& ctx) {
-            if (!n || !n.IsScalar() || n.Scalar().empty()) fail_got(ctx, dotted, n, expected);
-            bool allowed = choices.empty();
-            for (const auto& ch : choices) allowed = allowed || ch == n.Scalar();
-            if (!allowed) fail_got(ctx, dotted, n, expected);
+            if (!n || !n.IsScalar() || n.Scalar().empty()) fail_got(ctx, dotted, n, "a non-empty string");
             get(c) = n.Scalar();
           },
           [=](const Config& c) { return nlohmann::json(get(c)); }};
+}
+
+// One of an enum's spellings (config.h's choice tables), read into the enum and written back as its spelling.
+template <class Get>
+Key choice_key(const std::string& dotted, Get get) {
+  using E = std::decay_t<decltype(get(std::declval<Config&>()))>;
+  std::string expected = "one of";
+  for (const auto& name : choice_names<E>()) expected += " " + name;
+  return {dotted,
+          [=](Config& c, const YAML::Node& n, const Context& ctx) {
+            const auto value = n && n.IsScalar() ? parse_choice<E>(n.Scalar()) : std::nullopt;
+            if (!value) fail_got(ctx, dotted, n, expected);
+            get(c) = *value;
+          },
+          [=](const Config& c) { return nlohmann::json(choice_name(get(c))); }};
 }
 
 const auto at_least = [](long long lo) { return [lo](long long v) { return v >= lo; }; };
@@ -183,7 +191,7 @@ const std::vector<Key>& keys() {
     k.push_back(int_key("model.n_head", XSA_FIELD(c.model.n_head), at_least(1), "an integer >= 1"));
     k.push_back(int_key("model.d_head", XSA_FIELD(c.model.d_head), at_least(1), "an integer >= 1"));
     k.push_back(int_key("model.mlp_ratio", XSA_FIELD(c.model.mlp_ratio), at_least(1), "an integer >= 1"));
-    k.push_back(string_key("model.pos", XSA_FIELD(c.model.pos), {"rope", "learned"}));
+    k.push_back(choice_key("model.pos", XSA_FIELD(c.model.pos)));
     k.push_back(bool_key("model.embed_norm", XSA_FIELD(c.model.embed_norm)));
     k.push_back(bool_key("model.tie_embeddings", XSA_FIELD(c.model.tie_embeddings)));
 
@@ -240,7 +248,7 @@ const std::vector<Key>& keys() {
     k.push_back(double_key(
         "attention.lambda_lr_scale", XSA_FIELD(c.attention.lambda_lr_scale),
         [](double v) { return v > 0.0 && v <= 1000.0; }, "a number in (0, 1000]"));
-    k.push_back(string_key("attention.impl", XSA_FIELD(c.attention.impl), attention_impl_names()));
+    k.push_back(choice_key("attention.impl", XSA_FIELD(c.attention.impl)));
 
     k.push_back(count_key("train.steps", XSA_FIELD(c.train.steps), 1, kMaxSteps));
     k.push_back(int_key("train.batch_size", XSA_FIELD(c.train.batch_size), at_least(1), "an integer >= 1"));
@@ -275,7 +283,7 @@ const std::vector<Key>& keys() {
 
     k.push_back(count_key("runtime.threads", XSA_FIELD(c.runtime.threads), 1, 1024));
     k.push_back(count_key("runtime.workers", XSA_FIELD(c.runtime.workers), 1, 1024));
-    k.push_back(string_key("runtime.precision", XSA_FIELD(c.runtime.precision), {"fp32", "bf16", "auto"}));
+    k.push_back(choice_key("runtime.precision", XSA_FIELD(c.runtime.precision)));
 
     k.push_back(bool_key("log.tensorboard", XSA_FIELD(c.log.tensorboard)));
     return k;

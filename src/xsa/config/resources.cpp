@@ -26,7 +26,7 @@ MemoryEstimate estimate_memory(const Config& cfg, std::int64_t vocab_size) {
 
   // Parameters: embeddings, per-layer attention + MLP + norms, final norm.
   double n = V * C + 2 * C;
-  if (m.pos == "learned") n += T * C;
+  if (m.pos == PositionEncoding::kLearned) n += T * C;
   if (!m.tie_embeddings) n += V * C;
   if (m.embed_norm) n += 2 * C;
   n += L * (4 * C + 3 * C * HD + HD * C + 2 * R * C * C + H);
@@ -35,8 +35,7 @@ MemoryEstimate estimate_memory(const Config& cfg, std::int64_t vocab_size) {
   // and rotated copies, y, z and the projection's intermediates (13·M·HD), the MLP's hidden layer and its
   // activation (2·M·R·C), and for the explicit attention the scores, softmax and their gradient (3·B·H·T·T),
   // for the fused one only the log-sum-exp (B·H·T; its block scratch is a few hundred KB per thread).
-  const double attention =
-      parse_attention_impl(cfg.attention.impl) == AttentionImpl::kExplicit ? 3 * B * H * T * T : B * H * T;
+  const double attention = cfg.attention.impl == AttentionImpl::kExplicit ? 3 * B * H * T * T : B * H * T;
   const double per_layer = M * (8 * C + 13 * HD + 2 * R * C) + attention;
   // Outside the layers: embedding, norms, the hidden states' gradient; the output layer's chunk logits,
   // softmax and gradient (3 × 512 × V) and its weight gradient.

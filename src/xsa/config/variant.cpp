@@ -190,4 +190,8 @@ std::string variant_label(const VariantRecord& record, const std::vector<int>& l
   return label;
 }
 
+bool ResolvedVariant::modifies(int layer) const {
+  return layers.empty() || std::find(layers.begin(), layers.end(), layer) != layers.end();
+}
+
 }  // namespace xsa

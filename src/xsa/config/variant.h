@@ -1,7 +1,7 @@
 #pragma once
-// Attention variants, described once (docs/guide.md "Config", docs/ARCHITECTURE.md "Variants"): how a config spells
-// one, its stable name, what results.json records about it and the label the tables group it by. Torch-free;
-// the model (xsa/model/gpt.h) turns a spec into parameters.
+// Attention variants, described once (docs/guide.md "Config", docs/ARCHITECTURE.md "Variants"): how a config
+// spells one, its stable name, what results.json records about it and the label the tables group it by.
+// Torch-free; the model (xsa/model/gpt.h) turns a spec into parameters.
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -64,6 +64,17 @@ std::optional<std::vector<int>> parse_layer_list(const std::string& text, std::s
 // "layer <layer> is out of range [0, kMaxLayers - 1] (model.n_layer is at most kMaxLayers)": the reason a
 // layer index above the cap is refused where it is read, before model.n_layer is known.
 std::string layer_above_cap(const std::string& layer);
+
+// A variant as a run applies it, resolved once from its spec and the config (config.h's resolve_variant): the
+// model builds its layers from it and the trainer records it.
+struct ResolvedVariant {
+  VariantSpec::Kind kind = VariantSpec::Kind::kFixed;
+  // Fixed: λ; learned: attention.learned_init (sigmoid(θ) starts there); gate, tanh_gate: 0 (start as SA).
+  double initial_lambda = 0.0;
+  std::vector<int>
+      layers;  // the layers it modifies: its own "@" list, else attention.layers; empty = every layer
+  bool modifies(int layer) const;
+};
 
 // What results.json records about a run's variant ("variant_spec"): fixed variants have a number λ (sa = 0,
 // xsa = 1); learned and gate variants have none (their per-head λ is in the bias metrics).

@@ -210,21 +210,16 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& ma
 // ---------------------------------------------------------------------------------------------
 std::vector<LayerAttention> layer_attention_plan(const ModelConfig& cfg, const AttentionConfig& attention,
                                                  const VariantSpec& variant) {
-  const AttentionImpl impl = parse_attention_impl(attention.impl);
+  const ResolvedVariant resolved = resolve_variant(attention, variant);
   LayerAttention modified;
-  modified.impl = impl;
-  modified.kind = variant.kind;
-  modified.lambda = variant.kind == VariantSpec::Kind::kLearned ? attention.learned_init : variant.lambda;
-  // The variant's own layers ("xsa@2-3") if it has them, else attention.layers; empty = every layer.
-  const std::vector<int>& layers = variant.layers.empty() ? attention.layers : variant.layers;
+  modified.impl = attention.impl;
+  modified.kind = resolved.kind;
+  modified.lambda = resolved.initial_lambda;
   LayerAttention standard;  // SA: fixed λ = 0
-  standard.impl = impl;
+  standard.impl = attention.impl;
   std::vector<LayerAttention> plan(cfg.n_layer, standard);
-  for (int l = 0; l < cfg.n_layer; ++l) {
-    bool selected = layers.empty();
-    for (int chosen : layers) selected = selected || chosen == l;
-    if (selected) plan[l] = modified;
-  }
+  for (int l = 0; l < cfg.n_layer; ++l)
+    if (resolved.modifies(l)) plan[l] = modified;
   return plan;
 }
 
@@ -240,7 +235,8 @@ GptImpl::GptImpl(const ModelConfig& cfg, const AttentionConfig& attention, const
                  int vocab_size, int max_len)
     : cfg_(cfg), vocab_size_(vocab_size), max_len_(max_len) {
   wte = register_module("wte", torch::nn::Embedding(vocab_size, cfg.d_model));
-  if (cfg.pos == "learned") wpe = register_module("wpe", torch::nn::Embedding(max_len, cfg.d_model));
+  if (cfg.pos == PositionEncoding::kLearned)
+    wpe = register_module("wpe", torch::nn::Embedding(max_len, cfg.d_model));
   if (cfg.embed_norm)
     ln_emb = register_module("ln_emb", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.d_model})));
   blocks = register_module("blocks", torch::nn::ModuleList());
@@ -251,10 +247,10 @@ GptImpl::GptImpl(const ModelConfig& cfg, const AttentionConfig& attention, const
   }
   ln_f = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.d_model})));
   if (!cfg.tie_embeddings) lm_head = register_module("lm_head", make_linear(cfg.d_model, vocab_size));
-  if (cfg.pos == "rope") rope_ = make_rope_tables(max_len, cfg.d_head);
+  if (cfg.pos == PositionEncoding::kRope) rope_ = make_rope_tables(max_len, cfg.d_head);
   // Only the explicit attention reads a mask (the fused kernel masks by construction): at T = 8,192 it is 64
   // MB.
-  if (parse_attention_impl(attention.impl) == AttentionImpl::kExplicit)
+  if (attention.impl == AttentionImpl::kExplicit)
     mask_ = torch::ones({max_len, max_len}, torch::kBool).triu(1);  // true where j > i (the future)
 }
 

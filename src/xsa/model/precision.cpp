@@ -48,10 +48,10 @@ CpuDescription describe_cpu(const std::string& cpuinfo) {
   return out;
 }
 
-PrecisionChoice resolve_precision(const std::string& requested, const CpuBf16Support& cpu) {
+PrecisionChoice resolve_precision(PrecisionRequest requested, const CpuBf16Support& cpu) {
   PrecisionChoice choice;
   choice.requested = requested;
-  if (requested == "bf16") {
+  if (requested == PrecisionRequest::kBf16) {
     choice.precision = Precision::kBf16;
     if (!cpu.native()) {
       choice.warning =
@@ -59,7 +59,7 @@ PrecisionChoice resolve_precision(const std::string& requested, const CpuBf16Sup
           "/proc/cpuinfo): "
           "bf16 matmuls are emulated and much slower than fp32 (use fp32 or auto)";
     }
-  } else if (requested == "auto") {
+  } else if (requested == PrecisionRequest::kAuto) {
     choice.precision = cpu.native() ? Precision::kBf16 : Precision::kFp32;
   } else {
     choice.precision = Precision::kFp32;

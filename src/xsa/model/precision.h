@@ -13,7 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "xsa/util/cpuinfo.h"  // read_cpuinfo
+#include "xsa/config/config.h"  // PrecisionRequest
+#include "xsa/util/cpuinfo.h"   // read_cpuinfo
 
 namespace xsa {
 
@@ -43,12 +44,12 @@ const CpuBf16Support& cpu_bf16_support();
 
 struct PrecisionChoice {
   Precision precision = Precision::kFp32;
-  std::string requested;  // the config value: fp32 | bf16 | auto
-  std::string warning;    // non-empty when bf16 was asked for on a CPU without native bf16
+  PrecisionRequest requested = PrecisionRequest::kFp32;  // the config value
+  std::string warning;  // non-empty when bf16 was asked for on a CPU without native bf16
 };
 
-// requested: "fp32" | "bf16" | "auto" (the config validates it). Pure: the CPU is an argument.
-PrecisionChoice resolve_precision(const std::string& requested, const CpuBf16Support& cpu);
+// Pure: the CPU is an argument.
+PrecisionChoice resolve_precision(PrecisionRequest requested, const CpuBf16Support& cpu);
 
 // RAII: for the scope's lifetime, the calling thread runs matmuls in bf16 (CPU autocast on, dtype
 // bfloat16) for Precision::kBf16, or with autocast off for kFp32; the previous state comes back at

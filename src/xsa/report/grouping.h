@@ -30,12 +30,12 @@ struct GroupKey {
   bool has_lambda = false;
   double lambda = 0;
   std::string label;
-  std::int64_t steps = 0;                  // the training budget (train.steps): never pooled
-  std::string model;                       // "2L d128 4×32" (model_label): never pooled
-  std::int64_t params = 0;                 // the model's non-embedding parameters (its size axis)
-  double lr = 0;                           // train.lr: never pooled
-  std::string impl;                        // attention.impl ("explicit" | "fused"): never pooled
-  std::optional<std::int64_t> seq_len;     // absent: pooled over sequence lengths
+  std::int64_t steps = 0;                         // the training budget (train.steps): never pooled
+  std::string model;                              // "2L d128 4×32" (model_label): never pooled
+  std::int64_t params = 0;                        // the model's non-embedding parameters (its size axis)
+  double lr = 0;                                  // train.lr: never pooled
+  AttentionImpl impl = AttentionImpl::kExplicit;  // attention.impl: never pooled
+  std::optional<std::int64_t> seq_len;            // absent: pooled over sequence lengths
   std::optional<std::int64_t> batch_size;  // with seq_len: tokens per step tell the two length designs apart
 
   bool operator<(const GroupKey& o) const;

@@ -13,7 +13,7 @@ inline ColumnDef<GroupKey> model_column() {
   return {{"model", "model"}, [](const GroupKey& k) { return Cell(k.model); }};
 }
 inline ColumnDef<GroupKey> attention_impl_column() {
-  return {{"attention_impl", "attention"}, [](const GroupKey& k) { return Cell(k.impl); }};
+  return {{"attention_impl", "attention"}, [](const GroupKey& k) { return Cell(choice_name(k.impl)); }};
 }
 inline ColumnDef<GroupKey> lr_column() {
   return {{"lr", "lr", Column::kShortest}, [](const GroupKey& k) { return Cell(k.lr); }};

@@ -376,7 +376,8 @@ void build_verdicts(const SectionInputs& in, Table& t) {
   // Batch sizes, budgets, models, attention implementations and lrs are named only when the results hold
   // more than one of them, so the lines of two groups never read alike.
   std::set<std::int64_t> batches, budgets;
-  std::set<std::string> models, impls;
+  std::set<std::string> models;
+  std::set<AttentionImpl> impls;
   std::set<double> lrs;
   for (const auto& g : in.grouping.per_len) {
     if (g.key.batch_size) batches.insert(*g.key.batch_size);
@@ -390,7 +391,7 @@ void build_verdicts(const SectionInputs& in, Table& t) {
     if (batches.size() > 1 && g.key.batch_size) out += ", batch " + std::to_string(*g.key.batch_size);
     if (budgets.size() > 1) out += ", " + std::to_string(g.key.steps) + " steps";
     if (models.size() > 1) out += ", " + g.key.model;
-    if (impls.size() > 1) out += ", " + g.key.impl + " attention";
+    if (impls.size() > 1) out += ", " + std::string(choice_name(g.key.impl)) + " attention";
     if (lrs.size() > 1) out += ", lr " + shortest(g.key.lr);
     return out;
   };

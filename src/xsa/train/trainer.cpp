@@ -111,7 +111,7 @@ class VariantRun {
     optimizer_ = make_adamw(model_, cfg.train, cfg.attention.lambda_lr_scale);
     record_.variant = spec_.name();
     record_.spec = variant_record(spec_, cfg.attention.learned_init);
-    record_.layers = spec_.layers.empty() ? cfg.attention.layers : spec_.layers;
+    record_.layers = resolve_variant(cfg.attention, spec_).layers;  // the layers the model modifies
     record_.label = variant_label(record_.spec, *record_.layers, cfg.attention.lambda_lr_scale);
     record_.seed = cfg.seed;
     record_.init_checksum = model_->weights_checksum();
@@ -457,7 +457,7 @@ ExperimentResult assemble_result(const Config& cfg, const TokenDataset& data,
   env.peak_rss_mib = peak_rss_mib();
   env.wall_s = wall_s;
   env.precision = precision_name(precision.precision);
-  env.precision_requested = precision.requested;
+  env.precision_requested = choice_name(precision.requested);
   const CpuBf16Support& cpu = cpu_bf16_support();
   env.cpu_bf16 = Environment::CpuBf16{cpu.avx512_bf16, cpu.amx_bf16, cpu.native()};
   result.environment = env;

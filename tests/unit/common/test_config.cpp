@@ -47,12 +47,12 @@ TEST(Config, EmptyFileGivesStructDefaults) {
   EXPECT_EQ(c.model.d_model, 128);
   EXPECT_EQ(c.model.n_head, 4);
   EXPECT_EQ(c.model.d_head, 32);
-  EXPECT_EQ(c.model.pos, "rope");
+  EXPECT_EQ(c.model.pos, PositionEncoding::kRope);
   ASSERT_EQ(c.attention.variants.size(), 2u);
   EXPECT_EQ(c.attention.variants[0].name(), "sa");
   EXPECT_EQ(c.attention.variants[1].name(), "xsa");
   EXPECT_TRUE(c.attention.layers.empty());
-  EXPECT_EQ(c.attention.impl, "fused");
+  EXPECT_EQ(c.attention.impl, AttentionImpl::kFused);
   EXPECT_EQ(c.train.steps, 300);
   EXPECT_DOUBLE_EQ(c.train.lr, 1e-3);
   EXPECT_EQ(c.train.checkpoint_interval, 100);
@@ -87,7 +87,7 @@ runtime: {threads: 3, workers: 4}
   EXPECT_EQ(c.model.n_head, 6);
   EXPECT_EQ(c.model.d_head, 16);
   EXPECT_EQ(c.model.mlp_ratio, 2);
-  EXPECT_EQ(c.model.pos, "learned");
+  EXPECT_EQ(c.model.pos, PositionEncoding::kLearned);
   EXPECT_FALSE(c.model.embed_norm);
   EXPECT_FALSE(c.model.tie_embeddings);
   std::vector<std::string> names;
@@ -100,7 +100,7 @@ runtime: {threads: 3, workers: 4}
   EXPECT_EQ(c.attention.variants[4].kind, VariantSpec::Kind::kGate);
   EXPECT_EQ(c.attention.variants[5].kind, VariantSpec::Kind::kTanhGate);
   EXPECT_EQ(c.attention.variants[5].to_json(), "tanh_gate");
-  EXPECT_EQ(c.attention.impl, "explicit");
+  EXPECT_EQ(c.attention.impl, AttentionImpl::kExplicit);
   EXPECT_EQ(c.attention.layers, (std::vector<int>{0, 2}));
   EXPECT_DOUBLE_EQ(c.attention.learned_init, 0.3);
   EXPECT_DOUBLE_EQ(c.attention.lambda_lr_scale, 30.0);
@@ -176,7 +176,7 @@ TEST(Config, OverridesApplyBeforeValidation) {
   EXPECT_DOUBLE_EQ(c.train.lr, 3e-4);
   EXPECT_EQ(c.name, "run-a");
   EXPECT_EQ(c.seed, 7u);
-  EXPECT_EQ(c.model.pos, "learned");
+  EXPECT_EQ(c.model.pos, PositionEncoding::kLearned);
   EXPECT_EQ(c.data.dir, "x/y");
   ASSERT_EQ(c.attention.variants.size(), 3u);
   EXPECT_EQ(c.attention.variants[1].name(), "lambda=0.5");
@@ -566,23 +566,27 @@ TEST(Config, RecordedConfigGetsDefaultsForKeysAddedLater) {
 // explicit attention, so a record without the key reads back as "explicit", in both readers.
 TEST(Config, RecordWithoutAttentionImplRanExplicit) {
   Config c;
-  ASSERT_EQ(c.attention.impl, "fused");
+  ASSERT_EQ(c.attention.impl, AttentionImpl::kFused);
   nlohmann::json old = config_to_json(c);
   old.erase("runtime");
   old["attention"].erase("impl");
   EXPECT_EQ(config_json_with_defaults(old)["attention"]["impl"], "explicit");
-  EXPECT_EQ(config_from_record(old, "results.json: config").attention.impl, "explicit");
+  EXPECT_EQ(config_from_record(old, "results.json: config").attention.impl, AttentionImpl::kExplicit);
   old["attention"]["impl"] = "fused";  // a recorded value stays
   EXPECT_EQ(config_json_with_defaults(old)["attention"]["impl"], "fused");
-  EXPECT_EQ(config_from_record(old, "results.json: config").attention.impl, "fused");
+  EXPECT_EQ(config_from_record(old, "results.json: config").attention.impl, AttentionImpl::kFused);
 }
 
 TEST(Config, AttentionImplSpellingsAreTheKeysChoices) {
-  EXPECT_EQ(parse_attention_impl("fused"), AttentionImpl::kFused);
-  EXPECT_EQ(parse_attention_impl("explicit"), AttentionImpl::kExplicit);
-  EXPECT_STREQ(attention_impl_name(AttentionImpl::kExplicit), "explicit");
-  EXPECT_EQ(attention_impl_names(), (std::vector<std::string>{"fused", "explicit"}));
-  EXPECT_THROW(parse_attention_impl("flash"), InputError);
+  EXPECT_EQ(parse_choice<AttentionImpl>("fused"), AttentionImpl::kFused);
+  EXPECT_EQ(parse_choice<AttentionImpl>("explicit"), AttentionImpl::kExplicit);
+  EXPECT_STREQ(choice_name(AttentionImpl::kExplicit), "explicit");
+  EXPECT_EQ(choice_names<AttentionImpl>(), (std::vector<std::string>{"fused", "explicit"}));
+  EXPECT_EQ(parse_choice<AttentionImpl>("flash"), std::nullopt);
+  EXPECT_EQ(choice_names<PositionEncoding>(), (std::vector<std::string>{"rope", "learned"}));
+  EXPECT_EQ(choice_names<PrecisionRequest>(), (std::vector<std::string>{"fp32", "bf16", "auto"}));
+  EXPECT_EQ(parse_choice<PrecisionRequest>("auto"), PrecisionRequest::kAuto);
+  EXPECT_STREQ(choice_name(PositionEncoding::kLearned), "learned");
   // The key refuses what the parser refuses, naming the allowed values.
   try {
     parse_config("attention: {impl: flash}\n", "c.yaml");

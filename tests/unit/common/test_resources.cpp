@@ -26,7 +26,7 @@ TEST(MemoryEstimate, ParametersCountedByHand) {
 
 TEST(MemoryEstimate, ActivationsGrowWithBatchAndQuadraticallyWithExplicitAttention) {
   Config cfg;
-  cfg.attention.impl = "explicit";
+  cfg.attention.impl = AttentionImpl::kExplicit;
   const double base = estimate_memory(cfg, 4096).activations;
   Config wide_batch = cfg;
   wide_batch.train.batch_size *= 2;
@@ -42,7 +42,7 @@ TEST(MemoryEstimate, ActivationsGrowWithBatchAndQuadraticallyWithExplicitAttenti
 
 TEST(MemoryEstimate, FusedAttentionActivationsGrowLinearlyWithLength) {
   Config cfg;
-  ASSERT_EQ(cfg.attention.impl, "fused");                        // the default
+  ASSERT_EQ(cfg.attention.impl, AttentionImpl::kFused);          // the default
   const double fixed = 4.0 * (3 * 512.0 * 4096 + 4096.0 * 128);  // the output layer's, independent of T
   const double base = estimate_memory(cfg, 4096).activations;
   Config longer = cfg;
@@ -50,7 +50,8 @@ TEST(MemoryEstimate, FusedAttentionActivationsGrowLinearlyWithLength) {
   longer.train.batch_size /= 16;  // the same tokens per step: the same activations, no T² term
   EXPECT_NEAR(estimate_memory(longer, 4096).activations, base, 1.0);
   Config explicit_cfg = longer;
-  explicit_cfg.attention.impl = "explicit";  // 3·B·H·T·T floats per layer more, less the fused lse
+  explicit_cfg.attention.impl =
+      AttentionImpl::kExplicit;  // 3·B·H·T·T floats per layer more, less the fused lse
   const double B = 2, H = 4, T = 2048, L = 2;
   EXPECT_NEAR(estimate_memory(explicit_cfg, 4096).activations - base,
               4.0 * L * (3 * B * H * T * T - B * H * T), 1.0);

@@ -165,7 +165,7 @@ TEST(Gpt, LambdaZeroIsBitIdenticalToSa) {
 }
 
 TEST(Gpt, CausalOutputsIgnoreTheFuture) {
-  for (const std::string pos : {"rope", "learned"}) {
+  for (const PositionEncoding pos : {PositionEncoding::kRope, PositionEncoding::kLearned}) {
     ModelConfig m = tiny_model();
     m.pos = pos;
     auto model = make_model(fixed(1, true), 31, {}, m);
@@ -175,10 +175,11 @@ TEST(Gpt, CausalOutputsIgnoreTheFuture) {
     changed.narrow(1, t + 1, 16 - t - 1).random_(0, 64);
     torch::NoGradGuard no_grad;
     auto a = model->forward(idx).narrow(1, 0, t + 1), b = model->forward(changed).narrow(1, 0, t + 1);
-    EXPECT_LT((a - b).abs().max().item<double>(), 1e-6) << pos;
+    EXPECT_LT((a - b).abs().max().item<double>(), 1e-6) << choice_name(pos);
     auto later_a = model->forward(idx).narrow(1, t + 1, 1),
          later_b = model->forward(changed).narrow(1, t + 1, 1);
-    EXPECT_GT((later_a - later_b).abs().max().item<double>(), 1e-4) << pos;  // the test can see a leak
+    EXPECT_GT((later_a - later_b).abs().max().item<double>(), 1e-4)
+        << choice_name(pos);  // the test can see a leak
   }
 }
 

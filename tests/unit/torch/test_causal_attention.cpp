@@ -254,8 +254,8 @@ TEST(CausalAttention, ModelWithFusedMatchesModelWithExplicit) {
     SCOPED_TRACE(variant);
     const ModelConfig model = test_fixtures::tiny_model();
     AttentionConfig explicit_attention_cfg, fused_attention_cfg;
-    explicit_attention_cfg.impl = "explicit";
-    fused_attention_cfg.impl = "fused";
+    explicit_attention_cfg.impl = AttentionImpl::kExplicit;
+    fused_attention_cfg.impl = AttentionImpl::kFused;
     const VariantSpec spec = *parse_variant_keyword(variant);
     const int T = 80;  // two query blocks
     Gpt ex(model, explicit_attention_cfg, spec, 64, T);

@@ -37,16 +37,16 @@ TEST(Precision, ParsesBf16FlagsFromCpuinfo) {
 TEST(Precision, ResolvesRequestAgainstTheCpu) {
   CpuBf16Support without, with;
   with.avx512_bf16 = true;
-  EXPECT_EQ(resolve_precision("fp32", with).precision, Precision::kFp32);
-  EXPECT_EQ(resolve_precision("auto", with).precision, Precision::kBf16);
-  EXPECT_EQ(resolve_precision("auto", without).precision, Precision::kFp32);
-  EXPECT_TRUE(resolve_precision("auto", without).warning.empty());
-  auto forced = resolve_precision("bf16", without);
+  EXPECT_EQ(resolve_precision(PrecisionRequest::kFp32, with).precision, Precision::kFp32);
+  EXPECT_EQ(resolve_precision(PrecisionRequest::kAuto, with).precision, Precision::kBf16);
+  EXPECT_EQ(resolve_precision(PrecisionRequest::kAuto, without).precision, Precision::kFp32);
+  EXPECT_TRUE(resolve_precision(PrecisionRequest::kAuto, without).warning.empty());
+  auto forced = resolve_precision(PrecisionRequest::kBf16, without);
   EXPECT_EQ(forced.precision, Precision::kBf16);  // runs, but says so
   EXPECT_NE(forced.warning.find("without native bf16"), std::string::npos);
   EXPECT_EQ(forced.warning.find('\n'), std::string::npos);  // one line
-  EXPECT_TRUE(resolve_precision("bf16", with).warning.empty());
-  EXPECT_EQ(resolve_precision("bf16", with).requested, "bf16");
+  EXPECT_TRUE(resolve_precision(PrecisionRequest::kBf16, with).warning.empty());
+  EXPECT_EQ(resolve_precision(PrecisionRequest::kBf16, with).requested, PrecisionRequest::kBf16);
 }
 
 TEST(Precision, ScopeTurnsAutocastOnAndRestoresIt) {
