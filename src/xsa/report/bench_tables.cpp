@@ -86,40 +86,37 @@ Table steps_bf16_table(const BenchResults& r) {
   return t;
 }
 
+namespace {
+
+// `leading` (the shape's columns), then SA's and XSA's step times and their ratio, as both scaling tables
+// show them.
+Columns<ScalingPoint> with_sa_xsa_columns(Columns<ScalingPoint> leading) {
+  leading.push_back({{"sa_ms", "SA ms", 1}, [](const ScalingPoint& p) { return Cell(p.sa_ms); }});
+  leading.push_back({{"xsa_ms", "XSA ms", 1}, [](const ScalingPoint& p) { return Cell(p.xsa_ms); }});
+  leading.push_back({{"xsa_over_sa", "XSA/SA", 3},
+                     [](const ScalingPoint& p) { return Cell(bench_ratio(p.xsa_ms, p.sa_ms)); }});
+  return leading;
+}
+
+}  // namespace
+
 Table by_seq_len_table(const BenchResults& r) {
-  const Columns<ScalingPoint> columns = {
+  const Columns<ScalingPoint> columns = with_sa_xsa_columns({
       {{"seq_len", "T", 0}, [](const ScalingPoint& p) { return Cell(std::int64_t{p.seq_len}); }},
       {{"batch_size", "batch", 0}, [](const ScalingPoint& p) { return Cell(std::int64_t{p.batch_size}); }},
-      {{"sa_ms", "SA ms", 1}, [](const ScalingPoint& p) { return Cell(p.sa_ms); }},
-      {{"xsa_ms", "XSA ms", 1}, [](const ScalingPoint& p) { return Cell(p.xsa_ms); }},
-      {{"xsa_over_sa", "XSA/SA", 3},
-       [](const ScalingPoint& p) { return Cell(bench_ratio(p.xsa_ms, p.sa_ms)); }},
-  };
-  Table t;
-  t.key = "by_seq_len";
-  t.title = "step time vs sequence length (4096 tokens per step)";
-  fill_table(t, columns, r.by_seq_len);
-  return t;
+  });
+  return make_table("by_seq_len", "step time vs sequence length (4096 tokens per step)", columns,
+                    r.by_seq_len);
 }
 
 Table by_d_model_table(const BenchResults& r) {
   const double peak = r.gemm.peak_gflops(1);
-  const Columns<ScalingPoint> columns = {
-      {{"d_model", "d_model", 0}, [](const ScalingPoint& p) { return Cell(std::int64_t{p.d_model}); }},
-      {{"sa_ms", "SA ms", 1}, [](const ScalingPoint& p) { return Cell(p.sa_ms); }},
-      {{"xsa_ms", "XSA ms", 1}, [](const ScalingPoint& p) { return Cell(p.xsa_ms); }},
-      {{"xsa_over_sa", "XSA/SA", 3},
-       [](const ScalingPoint& p) { return Cell(bench_ratio(p.xsa_ms, p.sa_ms)); }},
-      {{"sa_mfu_pct", "SA MFU %", 1},
-       [peak](const ScalingPoint& p) {
-         return Cell(100 * bench_mfu(p.sa_flops_per_token, p.sa_tokens_per_s, peak));
-       }},
-  };
-  Table t;
-  t.key = "by_d_model";
-  t.title = "step time vs width (d_head = d_model / heads)";
-  fill_table(t, columns, r.by_d_model);
-  return t;
+  Columns<ScalingPoint> columns = with_sa_xsa_columns(
+      {{{"d_model", "d_model", 0}, [](const ScalingPoint& p) { return Cell(std::int64_t{p.d_model}); }}});
+  columns.push_back({{"sa_mfu_pct", "SA MFU %", 1}, [peak](const ScalingPoint& p) {
+                       return Cell(100 * bench_mfu(p.sa_flops_per_token, p.sa_tokens_per_s, peak));
+                     }});
+  return make_table("by_d_model", "step time vs width (d_head = d_model / heads)", columns, r.by_d_model);
 }
 
 Table flash_kernels_table(const BenchResults& r) {

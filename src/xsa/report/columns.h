@@ -47,6 +47,17 @@ void fill_table(Table& t, const Columns<Row>& columns, const std::vector<Row>& r
   }
 }
 
+// A table of its own: key, title, and the columns filled from `rows`.
+template <class Row>
+Table make_table(const std::string& key, const std::string& title, const Columns<Row>& columns,
+                 const std::vector<Row>& rows) {
+  Table t;
+  t.key = key;
+  t.title = title;
+  fill_table(t, columns, rows);
+  return t;
+}
+
 // Cells of optional values: empty when absent (a CI of one seed, a mean of nothing).
 inline Cell opt_cell(const std::optional<double>& v) {
   return v ? Cell(*v) : Cell();
