@@ -33,6 +33,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import user_input  # noqa: E402  (scripts/user_input.py: a user-named file read, or one line and exit 2)
+import xsa_results  # noqa: E402  (scripts/xsa_results.py: where xsa-inspect is and how it is called)
 
 
 def fail(message):
@@ -62,7 +63,7 @@ def tool_command(tool, args, exe, root):
         return [sys.executable, str(root / "scripts" / "science_compute.py")] + shlex.split(args)
     if tool == "bench":
         return [sys.executable, str(root / "scripts" / "bench.py"), "--show"] + shlex.split(args)
-    return [str(exe)] + shlex.split(args) + ["--format", "markdown"]
+    return xsa_results.command(shlex.split(args), "markdown", exe)
 
 
 def block_output(cmd, cwd):
@@ -135,15 +136,15 @@ def main():
     ap.add_argument("--readme", action="append", metavar="FILE",
                     help="a markdown file holding blocks; repeatable (default: README.md and docs/*.md)")
     ap.add_argument("--docs", action="append", metavar="DIR", help="check every *.md in DIR too; repeatable")
-    ap.add_argument("--inspect", default=None, help="xsa-inspect executable (default: build/xsa-inspect)")
+    ap.add_argument("--inspect", default=None,
+                    help="xsa-inspect executable (default: build/xsa-inspect, or $XSA_BUILD/xsa-inspect)")
     args = ap.parse_args()
 
     root = pathlib.Path(__file__).resolve().parent.parent
-    exe = pathlib.Path(args.inspect) if args.inspect else root / "build" / "xsa-inspect"
-    if not exe.exists():
-        fail(f"{exe}: xsa-inspect not built (run scripts/build.sh or pass --inspect)")
-    if not user_input.is_regular_file(exe) or not os.access(exe, os.X_OK):
-        fail(f"{exe}: not an executable file (expected the xsa-inspect executable)")
+    try:
+        exe = xsa_results.executable("xsa-inspect", args.inspect)
+    except user_input.InputError as e:
+        fail(e)
     files = markdown_files(args, root)
     documents = []  # (path, text, blocks), every marker validated before any command runs
     for path in files:

@@ -1,11 +1,12 @@
 #!/usr/bin/python3
-"""The trend notes in the legends of the length and budget figures (scripts/plot_findings.py) against
-hand-computed trends, and the lines of two attention implementations kept apart.
+"""The trend notes in the legends of the length and budget figures (scripts/figures/improvement.py, drawn by
+scripts/plot_findings.py and scripts/plot_results.py) against hand-computed trends, and the lines of two
+attention implementations kept apart.
 
 Usage: check_legends.py XSA_INSPECT FIXTURES (tests/fixtures/report: its lengths/ and budget/)
 
-plot_findings groups the by_seq_len rows into lines itself (length_series) and looks each line's trend up in
-xsa-inspect's seq_len_trend section by its design string (trend_text); the two must group and spell designs the
+figures/improvement.py groups the by_seq_len rows into lines itself (length_series) and looks each line's trend
+up in xsa-inspect's seq_len_trend section by its design string (trend_text); the two must group and spell designs the
 same way, or a legend silently loses its trend. The fixtures' improvements (make_fixtures.py) give, by hand:
   lengths, 4,096 tokens/step (T 64, 128, 256): per-seed slopes −1 and −1.5 -> mean −1.25, sd 0.353553,
       SEM 0.25, t(0.975, 1) = 12.7062 -> CI [−4.4265, +1.9265]
@@ -22,7 +23,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
-import plot_findings  # noqa: E402  (the module under test; it needs matplotlib: /usr/bin/python3)
+from figures import improvement  # noqa: E402  (the module under test; it needs matplotlib: /usr/bin/python3)
 
 EXPECTED = {  # design -> (T of the line, slope, CI low, CI high)
     "4096 tokens/step": ([64, 128, 256], -1.25, -4.4265, 1.9265),
@@ -55,27 +56,27 @@ def main():
             failures.append(what)
 
     doc = inspect_json(inspect, str(fixtures / "lengths"))
-    lines = plot_findings.length_series(doc["by_seq_len"])
+    lines = improvement.length_series(doc["by_seq_len"])
     check(sorted(d for _, d, _ in lines) == sorted(EXPECTED), f"designs {[d for _, d, _ in lines]}")
     for label, design, rows in lines:
         if design not in EXPECTED:
             continue
         lengths, slope, low, high = EXPECTED[design]
         check([r["seq_len"] for r in rows] == lengths, f"{design}: lengths {[r['seq_len'] for r in rows]}")
-        check_note(check, design, label + plot_findings.trend_text(doc, rows[0], design), "T", (slope, low, high))
+        check_note(check, design, label + improvement.trend_text(doc, rows[0], design), "T", (slope, low, high))
         shown = {"4096 tokens/step": "4,096 tokens/step", "batch 32": "batch 32 fixed"}[design]
         check(label.startswith("XSA (λ=1), 300 steps, " + shown), f"{design}: label {label!r}")
 
     # The same rows under a second attention implementation: their own lines, each labelled with its
     # implementation, and a legend takes the trend of its own implementation only (here none for "fused").
     fused = [dict(r, attention_impl="fused") for r in doc["by_seq_len"]]
-    mixed = plot_findings.length_series(doc["by_seq_len"] + fused)
+    mixed = improvement.length_series(doc["by_seq_len"] + fused)
     check(len(mixed) == 2 * len(lines), f"mixed implementations: {len(mixed)} lines, expected {2 * len(lines)}")
     for label, design, rows in mixed:
         impl = rows[0]["attention_impl"]
         check(all(r["attention_impl"] == impl for r in rows), f"{label!r}: a line mixes implementations")
         check(f"{impl} attention" in label, f"{label!r}: the label does not name {impl} attention")
-        note = plot_findings.trend_text(doc, rows[0], design)
+        note = improvement.trend_text(doc, rows[0], design)
         check((note != "") == (impl == "explicit" and design in EXPECTED),
               f"{label!r}: trend note {note!r} from another implementation's trend")
 
@@ -83,7 +84,7 @@ def main():
     xsa = [r for r in budget["by_budget"] if r["lambda"] == "1"]
     check(len(xsa) == 2, f"budget: {len(xsa)} by_budget rows for λ=1, expected 100 and 400 steps")
     if xsa:
-        check_note(check, "budget", plot_findings.budget_trend_text(budget, xsa[0]), "steps",
+        check_note(check, "budget", improvement.budget_trend_text(budget, xsa[0]), "steps",
                    (-0.874347, -4.0426, 2.2939))
     for f in failures:
         print(f"check_legends: {f}", file=sys.stderr)

@@ -70,8 +70,8 @@ add_test(NAME plots.findings_model_sizes
     ${CMAKE_BINARY_DIR}/tests/findings_sizes_out ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py
     $<TARGET_FILE:xsa-inspect>)
 
-# The trend notes of the length and budget figures' legends (plot_findings.py groups length lines itself and
-# looks the trend up by the design string xsa-inspect prints) against trends computed by hand from
+# The trend notes of the length and budget figures' legends (scripts/figures/improvement.py groups length lines
+# itself and looks the trend up by the design string xsa-inspect prints) against trends computed by hand from
 # fixtures/report/lengths and fixtures/report/budget.
 add_test(NAME plots.findings_legends
   COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/check_legends.py $<TARGET_FILE:xsa-inspect>

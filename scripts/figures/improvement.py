@@ -1,0 +1,228 @@
+"""Figures of the paired gain (variant vs its seed's baseline run) with xsa-inspect's 95% CIs, drawn from its
+sections (xsa_results.inspect): the tables' own numbers, grouping and intervals, so a bar is the table's CI.
+  improvement_vs_budget.png  mean improvement % vs training steps (log axis) with 95% CI bars, per λ; the
+                             legend gives each λ's trend (budget_trend: points per doubling of steps, 95% CI)
+  eval_delta_curve.png       paired Δ val loss (variant − baseline) along training with its 95% CI band,
+                             per λ and budget (eval_curve)
+  improvement_vs_lambda.png  mean improvement % per λ (numbers, then learned / gate) with 95% CI bars, per
+                             budget (by_lambda; with --baseline xsa: the other variants against full XSA)
+  improvement_vs_seq_len.png mean improvement % vs T with 95% CI bars, per λ and tokens per step (by_seq_len);
+                             the legend gives each line's trend (seq_len_trend: points per doubling of T, 95% CI)
+  improvement_vs_size.png    mean improvement % vs non-embedding parameters (log axis) with 95% CI bars, one
+                             line per size_trend row (λ, lr, budget); the legend gives its trend (points per
+                             doubling of parameters, 95% CI)
+  improvement_vs_lr.png      per learning rate (log axis): each arm's mean final val loss, its best lr marked
+                             (lr_selection), and the mean improvement % with 95% CI bars, per λ, model and budget
+"""
+import os
+
+from .common import Skip, baseline_name, ci_bars, finish, improvement_axis, lam_label, plt, slope_text
+
+
+def budget_trend_text(doc, row):
+    """The legend's note of a λ's budget trend (xsa-inspect's budget_trend), or "" without one. by_budget pools
+    over lengths, so a λ whose budgets span several lengths or batches (several trend rows) gets no note."""
+    trends = [t for t in doc.get("budget_trend", []) if (t["baseline"], t["lambda"]) == (row["baseline"], row["lambda"])]
+    return slope_text(trends[0], "steps") if len(trends) == 1 and trends[0]["slope"] is not None else ""
+
+
+def improvement_vs_budget(doc, out):
+    rows = doc.get("by_budget", [])
+    if len({r["steps"] for r in rows}) < 2:
+        return Skip("fewer than two training budgets among the comparisons")
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for lam in sorted({r["lambda"] for r in rows}):
+        sel = sorted((r for r in rows if r["lambda"] == lam), key=lambda r: r["steps"])
+        ys, err = ci_bars(sel)
+        label = lam_label(sel[0]) + budget_trend_text(doc, sel[0])
+        ax.errorbar([r["steps"] for r in sel], ys, yerr=err, marker="o", capsize=4, label=label)
+    ax.set_xscale("log")
+    budgets = sorted({r["steps"] for r in rows})
+    ax.set_xticks(budgets)
+    ax.set_xticklabels([f"{b:,}" for b in budgets])
+    ax.minorticks_off()
+    per_step = {r["tokens"] // r["steps"] for r in rows if r["tokens"]}
+    xlabel = f"training steps ({per_step.pop():,} tokens each)" if len(per_step) == 1 else "training steps"
+    return finish(fig, ax, os.path.join(out, "improvement_vs_budget.png"), xlabel, improvement_axis(rows),
+                  "Gain vs training budget (mean, 95% CI over seeds)", 8)
+
+
+def eval_delta_curve(doc, out):
+    rows = doc.get("eval_curve", [])
+    if not rows:
+        return Skip("no evaluation points along training among the comparisons")
+    fig, ax = plt.subplots(figsize=(7.2, 4.4))
+    for key in sorted({(r["lambda"], r["steps"]) for r in rows}):
+        sel = sorted((r for r in rows if (r["lambda"], r["steps"]) == key), key=lambda r: r["step"])
+        xs = [r["step"] for r in sel]
+        line, = ax.plot(xs, [r["mean_delta"] for r in sel], label=f"{lam_label(sel[0])}, {key[1]} steps")
+        lo = [r["delta_ci_low"] if r["delta_ci_low"] is not None else r["mean_delta"] for r in sel]
+        hi = [r["delta_ci_high"] if r["delta_ci_high"] is not None else r["mean_delta"] for r in sel]
+        ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.15)
+    return finish(fig, ax, os.path.join(out, "eval_delta_curve.png"), "step",
+                  f"Δ val loss (variant − {baseline_name(rows)})",
+                  "Paired val-loss difference along training (95% CI band)", 8)
+
+
+def improvement_vs_lambda(doc, out):
+    rows = doc.get("by_lambda", [])
+    labels = []  # xsa-inspect's order: numeric λ ascending, then learned / gate
+    for r in rows:
+        if r["lambda"] not in labels:
+            labels.append(r["lambda"])
+    if len(labels) < 2:
+        return Skip("fewer than two variants among the comparisons")
+    budgets = sorted({r["steps"] for r in rows})
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for i, steps in enumerate(budgets):
+        sel = [r for r in rows if r["steps"] == steps]
+        ys, err = ci_bars(sel)
+        offset = (i - (len(budgets) - 1) / 2) * 0.12
+        ax.errorbar([labels.index(r["lambda"]) + offset for r in sel], ys, yerr=err, marker="o", capsize=4,
+                    linestyle="none", label=f"{steps} steps")
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels([lam_label({"lambda": l}).replace(" on ", "\non ").replace(" lr×", "\nlr×") for l in labels],
+                       fontsize=8)
+    return finish(fig, ax, os.path.join(out, "improvement_vs_lambda.png"),
+                  f"variant (each vs its seed's {baseline_name(rows)} run)", improvement_axis(rows),
+                  "Gain per variant (mean, 95% CI over seeds)", 8)
+
+
+def length_series(rows):
+    """The lines of the length figure: (legend label, design, rows sorted by T). One line per baseline, λ, budget
+    and design: tokens per step fixed (batch = tokens / T: a tokens/step value several lengths share) or batch
+    fixed (then tokens per step grow with T: a batch size several lengths share). A length can be on both lines
+    (T=128 at batch 32 is also 4,096 tokens/step); lengths on neither make one line per batch size. `design` is
+    spelt as xsa-inspect's seq_len_trend section spells it (None: batch size unknown); both group the same way."""
+    series = []
+    ident = lambda r: (r["baseline"], r["lambda"], r["steps"], r.get("model"), r.get("lr"), r.get("attention_impl"))
+    keys = sorted({ident(r) for r in rows}, key=str)
+    several_baselines = len({k[0] for k in keys}) > 1
+    several_models = len({k[3] for k in keys}) > 1
+    several_lrs = len({k[4] for k in keys}) > 1
+    several_impls = len({k[5] for k in keys}) > 1
+    for key in keys:
+        group = [r for r in rows if ident(r) == key]
+        name = (f"{lam_label(group[0])}, {key[2]} steps" + (f", {key[3]}" if several_models else "")
+                + (f", lr {key[4]:g}" if several_lrs else "") + (f", {key[5]} attention" if several_impls else "")
+                + (f" (vs {key[0]})" if several_baselines else ""))
+        by_tokens, by_batch = {}, {}
+        for r in group:
+            if r["batch_size"] is not None and r["tokens_per_step"] is not None:
+                by_tokens.setdefault(r["tokens_per_step"], []).append(r)
+                by_batch.setdefault(r["batch_size"], []).append(r)
+        placed = set()
+        for tokens, sel in sorted(by_tokens.items()):
+            if len(sel) >= 2:
+                series.append((f"{name}, {tokens:,} tokens/step", f"{tokens} tokens/step", sel))
+                placed |= {id(r) for r in sel}
+        for batch, sel in sorted(by_batch.items()):
+            if len(sel) >= 2:
+                series.append((f"{name}, batch {batch} fixed", f"batch {batch}", sel))
+                placed |= {id(r) for r in sel}
+        rest = {}
+        for r in group:
+            if id(r) not in placed:
+                rest.setdefault(r["batch_size"], []).append(r)
+        for batch, sel in sorted(rest.items(), key=lambda kv: (kv[0] is not None, kv[0] or 0)):
+            if batch is not None:
+                series.append((f"{name}, batch {batch} fixed", f"batch {batch}", sel))
+            else:
+                series.append((name, None, sel))
+    return [(label, design, sorted(sel, key=lambda r: r["seq_len"])) for label, design, sel in series]
+
+
+def trend_text(doc, row, design):
+    """The legend's note of the length trend (xsa-inspect's seq_len_trend row of that line), or "" without one."""
+    for t in doc.get("seq_len_trend", []):
+        key = (t["baseline"], t["lambda"], t["steps"], t.get("model"), t.get("lr"), t.get("attention_impl"),
+               t["design"])
+        mine = (row["baseline"], row["lambda"], row["steps"], row.get("model"), row.get("lr"),
+                row.get("attention_impl"), design)
+        if key == mine and t["slope"] is not None:
+            return slope_text(t, "T")
+    return ""
+
+
+def improvement_vs_seq_len(doc, out):
+    rows = doc.get("by_seq_len", [])
+    if len({r["seq_len"] for r in rows}) < 2:
+        return Skip("fewer than two sequence lengths among the comparisons")
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for label, design, sel in length_series(rows):
+        ys, err = ci_bars(sel)
+        label += trend_text(doc, sel[0], design)
+        ax.errorbar([r["seq_len"] for r in sel], ys, yerr=err, marker="o", capsize=4, label=label)
+    ax.set_xscale("log", base=2)
+    lengths = sorted({r["seq_len"] for r in rows})
+    ax.set_xticks(lengths)
+    ax.set_xticklabels([str(t) for t in lengths])
+    ax.minorticks_off()
+    return finish(fig, ax, os.path.join(out, "improvement_vs_seq_len.png"), "sequence length T",
+                  improvement_axis(rows), "Gain vs context length (mean, 95% CI over seeds)", 8)
+
+
+def improvement_vs_size(doc, out):
+    trends = doc.get("size_trend", [])
+    if not trends:
+        return Skip("no size trend (fewer than two model sizes in a comparison)")
+    gains = doc.get("by_seq_len", [])  # per length and batch, as size_trend's rows are
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    ticks = {}
+    for t in trends:
+        params = dict(zip(t["models"].split(", "), (int(p) for p in t["params"].split())))
+        key = lambda r, batch: (r["baseline"], r["lambda"], r["lr"], r["steps"], r["seq_len"], r[batch],
+                                r.get("attention_impl"))
+        sel = sorted((r for r in gains if key(r, "batch_size") == key(t, "batch") and r["model"] in params),
+                     key=lambda r: params[r["model"]])
+        ys, err = ci_bars(sel)
+        xs = [params[r["model"]] for r in sel]
+        ticks.update({params[r["model"]]: r["model"] for r in sel})
+        label = f"{lam_label(t)}, lr {t['lr']:g}, {t['steps']} steps, T={t['seq_len']}" + slope_text(t, "parameters")
+        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=4, label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(ticks))
+    ax.set_xticklabels([f"{ticks[x]}\n{x / 1e6:.2f}M" for x in sorted(ticks)], fontsize=8)
+    ax.minorticks_off()
+    return finish(fig, ax, os.path.join(out, "improvement_vs_size.png"), "model (non-embedding parameters)",
+                  improvement_axis(trends), "Gain vs model size (mean, 95% CI over seeds)", 8)
+
+
+def improvement_vs_lr(doc, out):
+    gains, losses = doc.get("by_lambda", []), doc.get("by_budget", [])
+    ident = lambda r: (r["baseline"], r["lambda"], r["model"], r["steps"])
+    keys = sorted({ident(r) for r in gains if len({g["lr"] for g in gains if ident(g) == ident(r)}) >= 2}, key=str)
+    if not keys:
+        return Skip("no comparison at two or more learning rates")
+    fig, (ax_loss, ax_gain) = plt.subplots(1, 2, figsize=(11, 4.2))
+    several = len(keys) > 1
+    for key in keys:
+        suffix = f", {key[2]}, {key[3]} steps" if several else ""
+        name = lam_label({"lambda": key[1]}) + suffix
+        sel = sorted((r for r in losses if ident(r) == key), key=lambda r: r["lr"])
+        # by_budget and by_lambda pool over lengths, lr_selection does not: a star only when one length is pooled
+        seq_lens = {t for r in gains if ident(r) == key for t in str(r["seq_lens"]).split()}
+        pick = [r for r in doc.get("lr_selection", [])
+                if (r["baseline"], r["lambda"], r["model"], r["steps"]) == key and str(r["seq_len"]) in seq_lens]
+        pick = pick if len(pick) == 1 else []
+        for arm, who, best in (("base", key[0].upper() + suffix, "best_lr_baseline"), ("var", name, "best_lr_variant")):
+            line, = ax_loss.plot([r["lr"] for r in sel], [r[f"{arm}_val_loss"] for r in sel], marker="o", label=who)
+            if pick and pick[0][best] is not None:
+                at = [r for r in sel if r["lr"] == pick[0][best]]
+                ax_loss.plot([at[0]["lr"]], [at[0][f"{arm}_val_loss"]], marker="*", ms=16, color=line.get_color(),
+                             linestyle="none")
+        sel = sorted((r for r in gains if ident(r) == key), key=lambda r: r["lr"])
+        ys, err = ci_bars(sel)
+        ax_gain.errorbar([r["lr"] for r in sel], ys, yerr=err, marker="o", capsize=4, label=name)
+    for ax in (ax_loss, ax_gain):
+        ax.set_xscale("log")
+        lrs = sorted({r["lr"] for r in gains})
+        ax.set_xticks(lrs)
+        ax.set_xticklabels([f"{lr:g}" for lr in lrs])
+        ax.minorticks_off()
+        ax.set_xlabel("peak learning rate (min_lr = lr/10)")
+    ax_loss.set_ylabel("final val loss (mean over seeds)")
+    ax_loss.set_title("Each arm's final val loss (★ its best lr)")
+    ax_loss.legend(fontsize=8)
+    return finish(fig, ax_gain, os.path.join(out, "improvement_vs_lr.png"), "peak learning rate (min_lr = lr/10)",
+                  improvement_axis(gains), "Gain at each lr (mean, 95% CI over seeds)", 8)
