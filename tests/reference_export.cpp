@@ -38,6 +38,10 @@ struct Case {
   // GELU flavour would barely show. Scaling every >= 2-D weight after init puts both in their
   // nonlinear range (attention scores of order 1..10).
   double weight_scale = 1.0;
+  // The q/k norm gains start at 1 and the output gate at 0 (σ = 0.5 everywhere), where a wrong axis or a
+  // missing gain would not show: drawn from the case's generator after init instead (N(1, 0.3) gains, N(0,
+  // 0.5) gate weights and biases).
+  bool perturb_stabilisers = false;
 };
 
 xsa::VariantSpec fixed(double lambda, bool keyword) {
@@ -118,6 +122,42 @@ std::vector<Case> make_cases() {
     c.variant_values = {0.7f, -0.4f};
     c.weight_scale = 15.0;
   });
+  // The stabilisers (docs/findings.md, question 9): q/k RMSNorm before RoPE, and Qiu et al.'s output gate.
+  add("xsa_qknorm_rope_tied", fixed(1.0, true), [](Case& c) {
+    c.model.qk_norm = true;
+    c.perturb_stabilisers = true;
+    c.weight_scale = 15.0;
+  });
+  add("sa_qknorm_learnedpos_untied", fixed(0.0, true), [](Case& c) {
+    c.model.qk_norm = true;
+    c.model.pos = xsa::PositionEncoding::kLearned;
+    c.model.tie_embeddings = false;
+    c.perturb_stabilisers = true;
+  });
+  add("xsa_headwise_gate_init", fixed(1.0, true),
+      [](Case& c) { c.attention.output_gate = xsa::OutputGate::kHeadwise; });
+  add("xsa_headwise_gate_qknorm_w15", fixed(1.0, true), [](Case& c) {
+    c.model.qk_norm = true;
+    c.attention.output_gate = xsa::OutputGate::kHeadwise;
+    c.perturb_stabilisers = true;
+    c.weight_scale = 15.0;
+  });
+  add("sa_elementwise_gate", fixed(0.0, true), [](Case& c) {
+    c.attention.output_gate = xsa::OutputGate::kElementwise;
+    c.perturb_stabilisers = true;
+  });
+  add("learned_elementwise_gate_layer0_only", kind_only(Kind::kLearned), [](Case& c) {
+    c.attention.output_gate = xsa::OutputGate::kElementwise;
+    c.attention.layers = {0};
+    c.perturb_stabilisers = true;
+  });
+  add("xsa_qknorm_headwise_gate_explicit", fixed(1.0, true), [](Case& c) {
+    c.model.qk_norm = true;
+    c.attention.output_gate = xsa::OutputGate::kHeadwise;
+    c.attention.impl = xsa::AttentionImpl::kExplicit;
+    c.perturb_stabilisers = true;
+    c.weight_scale = 15.0;
+  });
   return cases;
 }
 
@@ -176,6 +216,18 @@ json run_case(const Case& c, const std::string& out_dir) {
       if (xsa::is_variant_parameter(item.key())) item.value().copy_(values);
     }
   }
+  if (c.perturb_stabilisers) {
+    torch::NoGradGuard no_grad;
+    for (auto& item : model->named_parameters(true)) {
+      const std::string& name = item.key();
+      auto ends_with = [&](const char* suffix) {
+        const std::size_t n = std::strlen(suffix);
+        return name.size() >= n && name.compare(name.size() - n, n, suffix) == 0;
+      };
+      if (ends_with("attn.q_norm") || ends_with("attn.k_norm")) item.value().normal_(1.0, 0.3, gen);
+      if (ends_with("attn.gate.weight") || ends_with("attn.gate.bias")) item.value().normal_(0.0, 0.5, gen);
+    }
+  }
   // Inputs come from the same generator, after the weights: (B, T+1) windows as in training.
   auto window = torch::randint(0, kVocab, {kBatch, kSeqLen + 1}, gen, torch::kLong);
   auto idx = window.narrow(1, 0, kSeqLen).contiguous();      // (B, T)
@@ -229,6 +281,7 @@ json run_case(const Case& c, const std::string& out_dir) {
           {"variant", {{"name", c.variant.name()}, {"kind", kind}, {"lambda", c.variant.lambda}}},
           {"variant_values_overridden", !c.variant_values.empty()},
           {"weight_scale", c.weight_scale},
+          {"stabilisers_perturbed", c.perturb_stabilisers},
           {"tensors", tensors}};
 }
 

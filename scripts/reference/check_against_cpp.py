@@ -69,13 +69,15 @@ def check_case(dump_dir, case, dtype, tol, grad_rtol):
     model = GPT(cfg["model"], case["vocab_size"], case["max_len"],
                 variant=(variant["kind"], variant["lambda"] if variant["kind"] == "fixed"
                          else cfg["attention"]["learned_init"]),
-                layers=cfg["attention"]["layers"])
+                layers=cfg["attention"]["layers"], output_gate=cfg["attention"].get("output_gate", "none"))
     params = {k[len("param/"):]: v for k, v in t.items() if k.startswith("param/")}
 
     # The init rules too: the reference's init_weights, from a generator with the case's seed, must
     # draw the same shared weights (same PyTorch generator, same registration order, same stds).
     model.init_weights(torch.Generator().manual_seed(cfg["seed"]))
-    init = {name: p.detach().clone() for name, p in model.named_parameters() if "xsa_" not in name}
+    perturbed = ("attn.q_norm", "attn.k_norm", "attn.gate.weight", "attn.gate.bias")
+    init = {name: p.detach().clone() for name, p in model.named_parameters() if "xsa_" not in name
+            and not (case.get("stabilisers_perturbed") and name.endswith(perturbed))}
     for p in init.values():  # the exporter's scaling of >= 2-D weights after init (float32, like C++)
         if p.dim() >= 2:
             p.mul_(case.get("weight_scale", 1.0))

@@ -116,14 +116,27 @@ def exclusive(y, v, lam):
 # ------------------------------------------------------------------------------------------------
 # The model.
 
+def rms_norm(x, gain, eps=1e-6):
+    """x / sqrt(mean(x^2) + eps) * gain over the last dim (Qwen3's q/k norm)."""
+    return x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + eps) * gain
+
+
 class Attention(nn.Module):
-    def __init__(self, d_model, n_head, d_head, kind="fixed", lam=0.0):
+    def __init__(self, d_model, n_head, d_head, kind="fixed", lam=0.0, qk_norm=False, output_gate="none"):
         """kind: "fixed" (lam = the lambda), "learned" (lam = initial lambda), "gate" or "tanh_gate" (both
-        start at 0)."""
+        start at 0). qk_norm: RMSNorm gains over each head's q and k, before RoPE. output_gate: "none",
+        "headwise" (one sigmoid gate per head) or "elementwise" (one per channel), from the block's
+        normalised input, applied to z before W_o."""
         super().__init__()
         self.n_head, self.d_head, self.kind, self.lam = n_head, d_head, kind, lam
+        self.output_gate = output_gate
         self.qkv = nn.Linear(d_model, 3 * n_head * d_head, bias=False)  # rows: all q heads, all k, all v
         self.proj = nn.Linear(n_head * d_head, d_model, bias=False)
+        if qk_norm:
+            self.q_norm = nn.Parameter(torch.ones(d_head))
+            self.k_norm = nn.Parameter(torch.ones(d_head))
+        if output_gate != "none":
+            self.gate = nn.Linear(d_model, n_head if output_gate == "headwise" else n_head * d_head, bias=True)
         if kind == "learned":
             self.xsa_theta = nn.Parameter(torch.full((n_head,), math.log(lam / (1.0 - lam))))
         elif kind == "gate":
@@ -145,6 +158,8 @@ class Attention(nn.Module):
         H, D = self.n_head, self.d_head
         q, k, v = self.qkv(x).split(H * D, dim=-1)  # 3 x (B, T, H*D)
         q, k, v = (t.view(B, T, H, D).transpose(1, 2) for t in (q, k, v))  # (B, H, T, D) each
+        if hasattr(self, "q_norm"):
+            q, k = rms_norm(q, self.q_norm), rms_norm(k, self.k_norm)
         if rope is not None:
             cos, sin = (t[:T].to(x.dtype) for t in rope)  # (T, D)
             q, k = rotate(q, cos, sin), rotate(k, cos, sin)
@@ -161,6 +176,10 @@ class Attention(nn.Module):
         z = y if (self.kind == "fixed" and self.lam == 0.0) else exclusive(y, v, lam)
         if probe is not None:
             probe.append(bias_metrics(att, y, z, v, lam))
+        if hasattr(self, "gate"):
+            g = torch.sigmoid(self.gate(x))                           # (B, T, H) or (B, T, H*D)
+            g = g.view(B, T, H, -1).transpose(1, 2)                  # (B, H, T, 1 or D)
+            z = z * g
         merged = z.transpose(1, 2).reshape(B, T, H * D)  # (B, T, H*D), head-major channels
         return self.proj(merged)
 
@@ -186,10 +205,11 @@ class LayerNorm(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, cfg, kind, lam):
+    def __init__(self, cfg, kind, lam, output_gate="none"):
         super().__init__()
         self.ln_1 = LayerNorm(cfg["d_model"])
-        self.attn = Attention(cfg["d_model"], cfg["n_head"], cfg["d_head"], kind, lam)
+        self.attn = Attention(cfg["d_model"], cfg["n_head"], cfg["d_head"], kind, lam,
+                              qk_norm=cfg.get("qk_norm", False), output_gate=output_gate)
         self.ln_2 = LayerNorm(cfg["d_model"])
         self.mlp = Mlp(cfg["d_model"], cfg["mlp_ratio"])
 
@@ -200,10 +220,11 @@ class Block(nn.Module):
 
 class GPT(nn.Module):
     """cfg: the "model" section of an xsa config (n_layer, d_model, n_head, d_head, mlp_ratio, pos,
-    embed_norm, tie_embeddings). variant: ("fixed", lam) | ("learned", initial lam) | ("gate", None) | ("tanh_gate", None).
-    layers: the layers the variant applies to (None or empty = all); the others are SA."""
+    embed_norm, tie_embeddings, qk_norm). variant: ("fixed", lam) | ("learned", initial lam) | ("gate", None) |
+    ("tanh_gate", None). layers: the layers the variant applies to (None or empty = all); the others are SA.
+    output_gate: the "attention" section's output_gate ("none" | "headwise" | "elementwise"), in every layer."""
 
-    def __init__(self, cfg, vocab_size, max_len, variant=("fixed", 0.0), layers=None):
+    def __init__(self, cfg, vocab_size, max_len, variant=("fixed", 0.0), layers=None, output_gate="none"):
         super().__init__()
         self.cfg = cfg
         kind, lam = variant
@@ -215,21 +236,27 @@ class GPT(nn.Module):
             self.ln_emb = LayerNorm(C)
         chosen = set(layers or range(cfg["n_layer"]))
         self.blocks = nn.ModuleList(
-            Block(cfg, kind, lam) if l in chosen else Block(cfg, "fixed", 0.0) for l in range(cfg["n_layer"]))
+            Block(cfg, kind, lam, output_gate) if l in chosen else Block(cfg, "fixed", 0.0, output_gate)
+            for l in range(cfg["n_layer"]))
         self.ln_f = LayerNorm(C)
         if not cfg["tie_embeddings"]:
             self.lm_head = nn.Linear(C, vocab_size, bias=False)
         self.rope = rope_tables(max_len, cfg["d_head"]) if cfg["pos"] == "rope" else None
 
     def init_weights(self, generator):
-        """nanoGPT init: N(0, 0.02), residual projections N(0, 0.02/sqrt(2 n_layer)), LN (1, 0).
-        Draws in parameter registration order from `generator` (the C++ order too)."""
+        """nanoGPT init: N(0, 0.02), residual projections N(0, 0.02/sqrt(2 n_layer)), LN (1, 0); q/k norm
+        gains 1 and the output gate's weight and bias 0, without a draw. Draws in parameter registration
+        order from `generator` (the C++ order too)."""
         residual_std = 0.02 / math.sqrt(2 * self.cfg["n_layer"])
         with torch.no_grad():
             for name, p in self.named_parameters():
                 if name.endswith(("xsa_theta", "xsa_gate", "xsa_alpha")):
                     continue  # keep their documented initial values
-                if "ln_" in name:
+                if name.endswith(("attn.q_norm", "attn.k_norm")):
+                    p.fill_(1.0)
+                elif name.endswith(("attn.gate.weight", "attn.gate.bias")):
+                    p.zero_()
+                elif "ln_" in name:
                     p.fill_(1.0 if name.endswith("weight") else 0.0)
                 elif name.endswith("attn.proj.weight") or name.endswith("mlp.proj.weight"):
                     p.normal_(0.0, residual_std, generator=generator)

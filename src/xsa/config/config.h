@@ -21,9 +21,10 @@ struct DataConfig {
 // The keys whose value is one of a few spellings, typed once when the config is read: nothing outside
 // src/xsa/config compares their strings. Each spelling is defined once, in the tables below, which are the
 // key table's choices, what config_to_json / results.json write and what the report prints.
-enum class PositionEncoding { kRope, kLearned };      // model.pos
-enum class AttentionImpl { kExplicit, kFused };       // attention.impl
-enum class PrecisionRequest { kFp32, kBf16, kAuto };  // runtime.precision
+enum class PositionEncoding { kRope, kLearned };           // model.pos
+enum class AttentionImpl { kExplicit, kFused };            // attention.impl
+enum class PrecisionRequest { kFp32, kBf16, kAuto };       // runtime.precision
+enum class OutputGate { kNone, kHeadwise, kElementwise };  // attention.output_gate
 
 template <class E>
 struct Choice {
@@ -36,6 +37,9 @@ inline constexpr Choice<AttentionImpl> kAttentionImpls[] = {{AttentionImpl::kFus
                                                             {AttentionImpl::kExplicit, "explicit"}};
 inline constexpr Choice<PrecisionRequest> kPrecisionRequests[] = {
     {PrecisionRequest::kFp32, "fp32"}, {PrecisionRequest::kBf16, "bf16"}, {PrecisionRequest::kAuto, "auto"}};
+inline constexpr Choice<OutputGate> kOutputGates[] = {{OutputGate::kNone, "none"},
+                                                      {OutputGate::kHeadwise, "headwise"},
+                                                      {OutputGate::kElementwise, "elementwise"}};
 // The table of an enum (overloads picked by a value of the enum).
 inline constexpr const auto& choices_of(PositionEncoding) {
   return kPositionEncodings;
@@ -45,6 +49,9 @@ inline constexpr const auto& choices_of(AttentionImpl) {
 }
 inline constexpr const auto& choices_of(PrecisionRequest) {
   return kPrecisionRequests;
+}
+inline constexpr const auto& choices_of(OutputGate) {
+  return kOutputGates;
 }
 
 // The spelling of a value ("fused"), the value of a spelling (nullopt if none), every spelling in table
@@ -76,6 +83,9 @@ struct ModelConfig {
   int mlp_ratio = 4;
   PositionEncoding pos = PositionEncoding::kRope;  // RoPE, or a learned position embedding
   bool embed_norm = true;  // LayerNorm right after the token embedding (paper's setup)
+  // RMSNorm over each head's q and k before RoPE (Qwen3, Gemma 3): a learnable gain per head dimension,
+  // shared by the heads, initialised to 1, ε 1e-6. It bounds the attention logits.
+  bool qk_norm = false;
   bool tie_embeddings = true;
 };
 
@@ -95,6 +105,9 @@ struct AttentionConfig {
   // inside one comparison. Records written before the key existed ran explicit: record_defaults() in
   // config.cpp fills that in for them, not this default.
   AttentionImpl impl = AttentionImpl::kFused;
+  // Qiu et al. 2025's G1 output gate, y <- y ⊙ σ(x̃ W_g + b) from the block's normalised input x̃, after the
+  // XSA projection and before W_o: one gate per head (headwise) or per channel (elementwise), or none.
+  OutputGate output_gate = OutputGate::kNone;
 };
 
 // `variant` as a run of this attention config applies it: its layers ("xsa@2-3" its own, else

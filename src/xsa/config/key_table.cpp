@@ -193,6 +193,7 @@ const std::vector<Key>& keys() {
     k.push_back(int_key("model.mlp_ratio", XSA_FIELD(c.model.mlp_ratio), at_least(1), "an integer >= 1"));
     k.push_back(choice_key("model.pos", XSA_FIELD(c.model.pos)));
     k.push_back(bool_key("model.embed_norm", XSA_FIELD(c.model.embed_norm)));
+    k.push_back(bool_key("model.qk_norm", XSA_FIELD(c.model.qk_norm)));
     k.push_back(bool_key("model.tie_embeddings", XSA_FIELD(c.model.tie_embeddings)));
 
     k.push_back({"attention.variants",
@@ -249,6 +250,7 @@ const std::vector<Key>& keys() {
         "attention.lambda_lr_scale", XSA_FIELD(c.attention.lambda_lr_scale),
         [](double v) { return v > 0.0 && v <= 1000.0; }, "a number in (0, 1000]"));
     k.push_back(choice_key("attention.impl", XSA_FIELD(c.attention.impl)));
+    k.push_back(choice_key("attention.output_gate", XSA_FIELD(c.attention.output_gate)));
 
     k.push_back(count_key("train.steps", XSA_FIELD(c.train.steps), 1, kMaxSteps));
     k.push_back(int_key("train.batch_size", XSA_FIELD(c.train.batch_size), at_least(1), "an integer >= 1"));

@@ -30,6 +30,11 @@ MemoryEstimate estimate_memory(const Config& cfg, std::int64_t vocab_size) {
   if (!m.tie_embeddings) n += V * C;
   if (m.embed_norm) n += 2 * C;
   n += L * (4 * C + 3 * C * HD + HD * C + 2 * R * C * C + H);
+  if (m.qk_norm) n += L * 2.0 * m.d_head;
+  if (cfg.attention.output_gate != OutputGate::kNone) {
+    const double G = cfg.attention.output_gate == OutputGate::kHeadwise ? H : HD;  // gates per token
+    n += L * (C * G + G);
+  }
 
   // Saved for backward per layer (counted in floats): norms and residuals (8·M·C), q/k/v, their contiguous
   // and rotated copies, y, z and the projection's intermediates (13·M·HD), the MLP's hidden layer and its

@@ -42,6 +42,15 @@ torch::Tensor apply_rope(const torch::Tensor& x, const RopeTables& rope) {
 // ---------------------------------------------------------------------------------------------
 namespace {
 
+// RMSNorm over the last dim with a gain: x / sqrt(mean(x²) + ε) · g (ε 1e-6, as Qwen3). Under bf16 mixed
+// precision the statistics are taken in float32 and the result returns to x's dtype.
+torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& gain) {
+  constexpr double kEps = 1e-6;
+  const auto xf = x.scalar_type() == torch::kBFloat16 ? x.to(torch::kFloat) : x;
+  auto normed = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + kEps) * gain;
+  return normed.to(x.scalar_type());
+}
+
 torch::nn::Linear make_linear(int64_t in, int64_t out) {
   return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false));
 }
@@ -94,6 +103,15 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& cfg, const L
     : n_head_(cfg.n_head), d_head_(cfg.d_head), variant_(variant) {
   qkv = register_module("qkv", make_linear(cfg.d_model, 3 * cfg.n_head * cfg.d_head));
   proj = register_module("proj", make_linear(cfg.n_head * cfg.d_head, cfg.d_model));
+  if (cfg.qk_norm) {
+    q_norm = register_parameter("q_norm", torch::ones({d_head_}));
+    k_norm = register_parameter("k_norm", torch::ones({d_head_}));
+  }
+  if (variant_.output_gate != OutputGate::kNone) {
+    const int64_t gates = variant_.output_gate == OutputGate::kHeadwise ? n_head_ : n_head_ * d_head_;
+    gate =
+        register_module("gate", torch::nn::Linear(torch::nn::LinearOptions(cfg.d_model, gates).bias(true)));
+  }
   if (variant_.kind == VariantSpec::Kind::kLearned) {
     xsa_theta_ = register_parameter("xsa_theta", torch::empty({n_head_}));
   } else if (variant_.kind == VariantSpec::Kind::kGate) {
@@ -139,6 +157,10 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const tor
                        .permute({2, 0, 3, 1, 4})           // (3, B, H, T, D)
                        .contiguous();
   auto q = qkv_heads[0], k = qkv_heads[1], v = qkv_heads[2];  // (B, H, T, D) each
+  if (q_norm.defined()) {  // model.qk_norm: before RoPE, as Qwen3 and Gemma 3
+    q = rms_norm(q, q_norm);
+    k = rms_norm(k, k_norm);
+  }
   if (rope != nullptr) {
     q = apply_rope(q, *rope);
     k = apply_rope(k, *rope);
@@ -180,6 +202,13 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const tor
     auto lam = effective_lambda();
     probe->lambda_per_head.assign(lam.data_ptr<float>(), lam.data_ptr<float>() + lam.numel());
   }
+  if (!gate.is_empty()) {  // after the XSA projection (the bias metrics above see z before it), before W_o
+    const int64_t per_head = variant_.output_gate == OutputGate::kHeadwise ? 1 : d_head_;
+    auto g = torch::sigmoid(gate->forward(x))      // (B, T, G), G = H or H·D
+                 .view({B, T, n_head_, per_head})  // (B, T, H, 1 or D)
+                 .transpose(1, 2);                 // (B, H, T, 1 or D)
+    z = z * g.to(z.scalar_type());
+  }
   auto merged = z.transpose(1, 2).reshape({B, T, n_head_ * d_head_});  // (B, T, H·D)
   return proj->forward(merged);                                        // (B, T, C)
 }
@@ -213,10 +242,12 @@ std::vector<LayerAttention> layer_attention_plan(const ModelConfig& cfg, const A
   const ResolvedVariant resolved = resolve_variant(attention, variant);
   LayerAttention modified;
   modified.impl = attention.impl;
+  modified.output_gate = attention.output_gate;
   modified.kind = resolved.kind;
   modified.lambda = resolved.initial_lambda;
   LayerAttention standard;  // SA: fixed λ = 0
   standard.impl = attention.impl;
+  standard.output_gate = attention.output_gate;
   std::vector<LayerAttention> plan(cfg.n_layer, standard);
   for (int l = 0; l < cfg.n_layer; ++l)
     if (resolved.modifies(l)) plan[l] = modified;
@@ -312,7 +343,11 @@ void GptImpl::init_weights(at::Generator gen) {
       return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
     };
     bool is_norm = name.find("ln_") != std::string::npos;
-    if (is_norm && ends_with("weight")) {
+    if (ends_with("attn.q_norm") || ends_with("attn.k_norm")) {
+      p.fill_(1.0);  // RMSNorm gains: no draw, so the shared weights are those of the model without them
+    } else if (ends_with("attn.gate.weight") || ends_with("attn.gate.bias")) {
+      p.zero_();  // every gate starts at σ(0) = 0.5; no draw either
+    } else if (is_norm && ends_with("weight")) {
       p.fill_(1.0);
     } else if (is_norm && ends_with("bias")) {
       p.zero_();

@@ -7,6 +7,9 @@
 //
 // Init rules (nanoGPT): every Linear/Embedding weight ~ N(0, 0.02); the residual projections
 // (attn.proj, mlp.proj) ~ N(0, 0.02/√(2·n_layer)); LayerNorm weight 1, bias 0; no Linear biases.
+// The stabilisers draw nothing: the q/k RMSNorm gains start at 1, and the output gate's W_g and bias at 0,
+// so every gate starts at σ(0) = 0.5 whatever the input, and a model with a stabiliser has the same shared
+// weights as the same seed's model without it (only the new parameters are added).
 // All draws come from a generator owned by the caller, in parameter registration order, so two
 // models built from the same seed are identical whatever their attention variant and whatever other
 // threads do with LibTorch's global generator.
@@ -40,6 +43,7 @@ struct LayerAttention {
   VariantSpec::Kind kind = VariantSpec::Kind::kFixed;
   double lambda = 0.0;  // kFixed: λ; kLearned: initial λ; kGate, kTanhGate: unused (start at 0)
   AttentionImpl impl = AttentionImpl::kExplicit;
+  OutputGate output_gate = OutputGate::kNone;  // every layer's, whatever its variant (attention.output_gate)
 };
 
 // Rotary position embedding tables, precomputed once for the longest sequence (GPT-NeoX half-split
@@ -68,6 +72,10 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
 
   torch::nn::Linear qkv{nullptr};   // C -> 3·H·D (fused q, k, v)
   torch::nn::Linear proj{nullptr};  // H·D -> C   (W_o)
+  // model.qk_norm: the RMSNorm gains of q and k, (D) each, shared by the heads; undefined without it.
+  torch::Tensor q_norm, k_norm;
+  // attention.output_gate: C -> H (headwise) or H·D (elementwise), with bias; null without a gate.
+  torch::nn::Linear gate{nullptr};
 
  private:
   int n_head_, d_head_;

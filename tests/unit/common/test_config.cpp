@@ -68,8 +68,9 @@ name: custom
 seed: 18446744073709551615
 data: {dir: /tmp/d, seq_len: 64}
 model: {n_layer: 3, d_model: 96, n_head: 6, d_head: 16, mlp_ratio: 2, pos: learned, embed_norm: false,
-        tie_embeddings: false}
-attention: {variants: [sa, 0.25, xsa, learned, gate, tanh_gate], layers: [0, 2], learned_init: 0.3, lambda_lr_scale: 30, impl: explicit}
+        qk_norm: true, tie_embeddings: false}
+attention: {variants: [sa, 0.25, xsa, learned, gate, tanh_gate], layers: [0, 2], learned_init: 0.3, lambda_lr_scale: 30, impl: explicit,
+            output_gate: headwise}
 train: {steps: 40, batch_size: 4, lr: 3e-4, min_lr: 0, warmup_steps: 40, weight_decay: 0.0, beta1: 0.8,
         beta2: 0.99, grad_clip: 0, log_interval: 7, checkpoint_interval: 5}
 eval: {interval: 11, batches: 3}
@@ -89,7 +90,9 @@ runtime: {threads: 3, workers: 4}
   EXPECT_EQ(c.model.mlp_ratio, 2);
   EXPECT_EQ(c.model.pos, PositionEncoding::kLearned);
   EXPECT_FALSE(c.model.embed_norm);
+  EXPECT_TRUE(c.model.qk_norm);
   EXPECT_FALSE(c.model.tie_embeddings);
+  EXPECT_EQ(c.attention.output_gate, OutputGate::kHeadwise);
   std::vector<std::string> names;
   for (const auto& v : c.attention.variants) names.push_back(v.name());
   EXPECT_EQ(names, (std::vector<std::string>{"sa", "lambda=0.25", "xsa", "learned", "gate", "tanh_gate"}));
@@ -281,6 +284,10 @@ TEST(ConfigErrors, WrongTypes) {
   expect_error("train: {lr: fast}", "train.lr");
   expect_error("train: {lr: .nan}", "train.lr");
   expect_error("model: {embed_norm: 1}", "model.embed_norm", {}, "true or false");
+  expect_error("model: {qk_norm: yes please}", "model.qk_norm", {}, "true or false");
+  expect_error("attention: {output_gate: sometimes}", "attention.output_gate", {},
+               "expected one of none headwise elementwise");
+  expect_error("model: {pos: alibi}", "model.pos", {}, "expected one of rope learned");
   expect_error("seed: -1", "seed");
   expect_error("data: {dir: [a]}", "data.dir");
   expect_error("name: ''", "name");

@@ -158,7 +158,9 @@ TEST(SweepGrid, ScienceSweepConfigs) {
       {"seqlen_fixed_batch", 15, "explicit"}, {"seqlen_tokens", 20, "explicit"},
       {"lr_control", 25, "explicit"},         {"size_s2", 10, "explicit"},
       {"variants_s1", 5, "explicit"},         {"length_s1", 15, "fused"},
-      {"gate_lr_s1", 5, "explicit"},          {"baseline_choices", 45, "explicit"}};
+      {"gate_lr_s1", 5, "explicit"},          {"baseline_choices", 45, "explicit"},
+      {"qknorm_lr", 20, "explicit"},          {"warmup_150", 10, "explicit"},
+      {"gate_headwise_lr", 20, "explicit"}};
   std::size_t files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     if (entry.path().extension() == ".yaml") ++files;
@@ -169,8 +171,8 @@ TEST(SweepGrid, ScienceSweepConfigs) {
     auto p = expand_grid(spec);
     EXPECT_EQ(p.size(), points) << name;
     EXPECT_NO_THROW(validate_points(spec, p)) << name;
-    // Every point pins the attention implementation (docs/guide.md "Config"), so a new default never reaches a
-    // resumed sweep.
+    // Every point pins the attention implementation (docs/guide.md "Config"), so a new default never reaches
+    // a resumed sweep.
     for (const auto& point : p) {
       bool pinned = false;
       for (const auto& o : point.overrides) pinned = pinned || o == "attention.impl=" + impl;

@@ -299,6 +299,69 @@ TEST(Gpt, LayerSubsetLeavesOtherLayersAsSa) {
   EXPECT_LT(std::abs(probe.layers[1].cos_z_v), 1e-5);
 }
 
+// The stabilisers (model.qk_norm, attention.output_gate) draw nothing at init: the same seed gives the same
+// shared weights as the model without them, and only their own parameters are added.
+TEST(Stabilisers, AddParametersWithoutChangingTheSharedInit) {
+  AttentionConfig gated;
+  gated.output_gate = OutputGate::kElementwise;
+  ModelConfig m = tiny_model();
+  m.qk_norm = true;
+  auto plain = make_model(fixed(1, true), 41);
+  auto stabilised = make_model(fixed(1, true), 41, gated, m);
+  auto stabilised_params = stabilised->named_parameters(true);
+  for (const auto& item : plain->named_parameters(true)) {
+    ASSERT_TRUE(stabilised_params.contains(item.key())) << item.key();
+    EXPECT_TRUE(torch::equal(item.value(), stabilised_params[item.key()])) << item.key();
+  }
+  const int64_t L = m.n_layer, H = m.n_head, D = m.d_head, C = m.d_model;
+  EXPECT_EQ(stabilised->num_parameters(false) - plain->num_parameters(false),
+            L * (2 * D + C * H * D + H * D));
+  EXPECT_TRUE(torch::equal(stabilised_params["blocks.0.attn.q_norm"], torch::ones({D})));
+  EXPECT_EQ(stabilised_params["blocks.1.attn.gate.weight"].abs().sum().item<double>(), 0.0);
+}
+
+// W_g = 0 and b = 0: every gate is σ(0) = 0.5, so the gated model is the plain model with each W_o halved.
+TEST(Stabilisers, OutputGateStartsAtOneHalf) {
+  for (OutputGate kind : {OutputGate::kHeadwise, OutputGate::kElementwise}) {
+    AttentionConfig gated;
+    gated.output_gate = kind;
+    auto with_gate = make_model(fixed(1, true), 43, gated);
+    auto halved = make_model(fixed(1, true), 43);
+    {
+      torch::NoGradGuard no_grad;
+      for (auto& item : halved->named_parameters(true))
+        if (item.key().find("attn.proj.weight") != std::string::npos) item.value().mul_(0.5);
+    }
+    auto idx = tokens(5);
+    EXPECT_LT((with_gate->forward(idx) - halved->forward(idx)).abs().max().item<double>(), 1e-6)
+        << choice_name(kind);
+  }
+}
+
+// RMSNorm makes q and k scale-free: multiplying W_q and W_k by 10 changes nothing with qk_norm (up to ε), and
+// changes the output without it.
+TEST(Stabilisers, QkNormMakesAttentionIndependentOfTheScaleOfQAndK) {
+  for (bool qk_norm : {true, false}) {
+    ModelConfig m = tiny_model();
+    m.qk_norm = qk_norm;
+    auto model = make_model(fixed(1, true), 47, {}, m);
+    auto idx = tokens(6);
+    auto before = model->forward(idx).detach();
+    {
+      torch::NoGradGuard no_grad;
+      const int64_t qk_rows = 2 * m.n_head * m.d_head;  // qkv rows: all q heads, then all k heads, then v
+      for (auto& item : model->named_parameters(true))
+        if (item.key().find("attn.qkv.weight") != std::string::npos)
+          item.value().narrow(0, 0, qk_rows).mul_(10.0);
+    }
+    const double changed = (model->forward(idx) - before).abs().max().item<double>();
+    if (qk_norm)
+      EXPECT_LT(changed, 1e-5);
+    else
+      EXPECT_GT(changed, 1e-3);
+  }
+}
+
 TEST(Rope, RotationPreservesNormsAndRelativePositions) {
   auto tables = make_rope_tables(16, 8);
   auto q = randn({1, 1, 1, 8}, 1, torch::kFloat).expand({1, 1, 16, 8}).contiguous();
