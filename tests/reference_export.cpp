@@ -259,6 +259,11 @@ json run_case(const Case& c, const std::string& out_dir) {
   tensors["bias/cos_z_v"] = dump_tensor(dir, "bias.cos_z_v", metric(&xsa::LayerBias::cos_z_v));
   tensors["bias/attn_diag"] = dump_tensor(dir, "bias.attn_diag", metric(&xsa::LayerBias::attn_diag));
   tensors["bias/value_cos"] = dump_tensor(dir, "bias.value_cos", metric(&xsa::LayerBias::value_cos));
+  for (const auto& metric : xsa::kDynamicsMetrics) {
+    auto t = torch::empty({L}, torch::kFloat64);
+    for (int64_t l = 0; l < L; ++l) t[l] = probe.layers[l].dynamics.value().*metric.member;
+    tensors[std::string("bias/") + metric.key] = dump_tensor(dir, std::string("bias.") + metric.key, t);
+  }
   auto lambdas = torch::empty({L, c.model.n_head}, torch::kFloat64);
   for (int64_t l = 0; l < L; ++l) {
     for (int64_t h = 0; h < c.model.n_head; ++h) lambdas[l][h] = probe.layers[l].lambda_per_head.at(h);

@@ -35,7 +35,8 @@ import model as reference  # noqa: E402
 from model import GPT  # noqa: E402
 
 DTYPES = {"float32": np.float32, "float64": np.float64, "int64": np.int64}
-METRICS = ["cos_y_v", "cos_z_v", "attn_diag", "value_cos", "lambda_per_head"]
+METRICS = ["cos_y_v", "cos_z_v", "attn_diag", "value_cos", "lambda_per_head", "max_logit", "attn_entropy",
+           "attn_sink"]
 
 
 def load_tensors(case_dir, entries):

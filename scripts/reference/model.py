@@ -169,13 +169,15 @@ class Attention(nn.Module):
             # PyTorch user has, so the speed reference uses it where it exists. Scale 1/sqrt(D) by default.
             y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, H, T, D)
         else:
-            att = causal_softmax(torch.einsum("bhid,bhjd->bhij", q, k) / math.sqrt(D))  # (B, H, T, T)
+            scores = torch.einsum("bhid,bhjd->bhij", q, k) / math.sqrt(D)  # (B, H, T, T)
+            att = causal_softmax(scores)
             y = torch.einsum("bhij,bhjd->bhid", att, v)                                 # (B, H, T, D)
 
         lam = self.head_lambdas(y)
         z = y if (self.kind == "fixed" and self.lam == 0.0) else exclusive(y, v, lam)
         if probe is not None:
             probe.append(bias_metrics(att, y, z, v, lam))
+            probe[-1].update(attention_dynamics(scores, att))
         if hasattr(self, "gate"):
             g = torch.sigmoid(self.gate(x))                           # (B, T, H) or (B, T, H*D)
             g = g.view(B, T, H, -1).transpose(1, 2)                  # (B, H, T, 1 or D)
@@ -317,3 +319,20 @@ def bias_metrics(att, y, z, v, lam):
     vanished = (safe_norm(z) <= 1e-4 * safe_norm(y))[:, :, 1:]  # (B, H, T-1)
     out["cos_z_v_allowance"] = ((1.0 + cos_z.abs()) * vanished).sum().item() / cos_z.numel()
     return out
+
+
+@torch.no_grad()
+def attention_dynamics(scores, att):
+    """scores (pre-softmax q.k/sqrt(d)), att: (B, H, T, T). max_logit over the allowed pairs j <= i; entropy
+    -sum_j a_ij ln a_ij and the mass a_i0 on the first position, each averaged over rows i >= 1 (row 0 attends
+    to itself alone), batch and heads."""
+    T = att.shape[-1]
+    allowed = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    if T < 2:
+        return {"max_logit": 0.0, "attn_entropy": 0.0, "attn_sink": 0.0}
+    rows = att[:, :, 1:, :]  # (B, H, T-1, T)
+    plogp = torch.where(rows > 0, rows * torch.log(rows.clamp_min(1e-300)), torch.zeros_like(rows))
+    return {"max_logit": scores[..., allowed].max().item(),
+            "attn_entropy": (-plogp.sum(dim=-1)).mean().item(),
+            "attn_sink": rows[..., 0].mean().item()}
+

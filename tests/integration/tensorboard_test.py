@@ -135,6 +135,8 @@ def expected_series(run_dir, variant):
         for layer in b["layers"]:
             for metric in ("cos_y_v", "cos_z_v", "attn_diag", "value_cos"):
                 out.setdefault("bias/%s/layer%d" % (metric, layer["layer"]), {})[b["step"]] = f32(layer[metric])
+            for metric in ("max_logit", "attn_entropy", "attn_sink"):
+                out.setdefault("dynamics/%s/layer%d" % (metric, layer["layer"]), {})[b["step"]] = f32(layer[metric])
             if layer.get("lambda_per_head"):
                 heads = layer["lambda_per_head"]
                 out.setdefault("attention/lambda/layer%d" % layer["layer"], {})[b["step"]] = f32(sum(heads) / len(heads))

@@ -97,6 +97,37 @@ void measure_bias(const torch::Tensor& diag, const torch::Tensor& y, const torch
   }
 }
 
+// The attention's dynamics from q and k (B, H, T, D) after RoPE, recomputed without gradient in blocks of
+// query rows, so the memory is O(block · T) whichever implementation ran (the full scores at T = 8,192 are
+// 1 GB) and both implementations report the same quantity. Rows i >= 1 only for the entropy and a_i0 (row 0
+// attends to itself alone); the max logit over every allowed pair j <= i.
+AttentionDynamics measure_dynamics(const torch::Tensor& q_in, const torch::Tensor& k_in, double scale) {
+  torch::NoGradGuard no_grad;
+  const auto q = q_in.to(torch::kFloat), kt = k_in.to(torch::kFloat).transpose(-2, -1);  // kt: (B, H, D, T)
+  const int64_t B = q.size(0), H = q.size(1), T = q.size(2);
+  AttentionDynamics d;
+  if (T < 2) return d;
+  constexpr int64_t kRows = 256;
+  const auto col = torch::arange(T, torch::kLong).view({1, T});
+  double max_logit = -std::numeric_limits<double>::infinity(), entropy = 0, sink = 0;
+  for (int64_t r0 = 0; r0 < T; r0 += kRows) {
+    const int64_t n = std::min(kRows, T - r0);
+    const auto future = col > torch::arange(r0, r0 + n, torch::kLong).view({n, 1});  // (n, T)
+    auto s = torch::matmul(q.narrow(2, r0, n), kt).mul_(scale);                      // (B, H, n, T)
+    s.masked_fill_(future, -std::numeric_limits<float>::infinity());
+    max_logit = std::max(max_logit, s.max().item<double>());
+    const auto log_p = torch::log_softmax(s, -1).masked_fill(future, 0.0);  // (B, H, n, T); 0 · ln 0 = 0
+    const int64_t skip = r0 == 0 ? 1 : 0;                                   // row 0
+    entropy -= (log_p.exp() * log_p).sum(-1).narrow(-1, skip, n - skip).sum().item<double>();
+    sink += log_p.select(-1, 0).exp().narrow(-1, skip, n - skip).sum().item<double>();
+  }
+  const double rows = static_cast<double>(B * H * (T - 1));
+  d.max_logit = max_logit;
+  d.attn_entropy = entropy / rows;
+  d.attn_sink = sink / rows;
+  return d;
+}
+
 }  // namespace
 
 CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& cfg, const LayerAttention& variant)
@@ -199,6 +230,7 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const tor
   }
   if (probe != nullptr) {
     measure_bias(diag, y, z, v, variant_.impl, probe);
+    probe->dynamics = measure_dynamics(q, k, scale);
     auto lam = effective_lambda();
     probe->lambda_per_head.assign(lam.data_ptr<float>(), lam.data_ptr<float>() + lam.numel());
   }

@@ -1,22 +1,33 @@
 #pragma once
-// The per-layer bias metrics (docs/ARCHITECTURE.md "results.json"), described once: the model's probe
-// fills them, the trainer averages them, results.json stores them and xsa-inspect tabulates them, all by
-// iterating kBiasMetrics. Adding a metric is one member and one row here (plus where the model
-// computes it). Torch-free.
+// The per-layer bias metrics and attention dynamics (docs/ARCHITECTURE.md "results.json"), described once:
+// the model's probe fills them, the trainer averages them, results.json stores them and xsa-inspect tabulates
+// them, all by iterating kBiasMetrics / kDynamicsMetrics. Adding a metric is one member and one row here
+// (plus where the model computes it). Torch-free.
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 namespace xsa {
+
+// The learning dynamics of one layer's attention, measured with the bias metrics on the same windows
+// (docs/guide.md "Bias metrics"): the largest logit, which QK-norm bounds, and where the attention mass goes.
+// Records written before they existed lack them.
+struct AttentionDynamics {
+  double max_logit = 0;     // the largest q·k/√d over the windows, heads and allowed pairs j <= i
+  double attn_entropy = 0;  // mean over rows i >= 1 of -Σ_j a_ij ln a_ij (nats)
+  double attn_sink = 0;     // mean over rows i >= 1 of a_i0: the mass on the first position
+};
 
 // Bias metrics of one layer, each averaged over batch, heads and positions 1..T-1 (position 0 attends only
 // to itself: y_0 = v_0, a_00 = 1); value_cos over all pairs i != j within a head.
 struct LayerBias {
   int layer = 0;
-  double cos_y_v = 0;                   // cos(y_i, v_i), before the XSA projection
-  double cos_z_v = 0;                   // cos(z_i, v_i), after it (= cos_y_v for SA)
-  double attn_diag = 0;                 // mean a_ii
-  double value_cos = 0;                 // mean cos(v_i, v_j), i != j, within a head
-  std::vector<double> lambda_per_head;  // effective λ per head (learned / gate variants only)
+  double cos_y_v = 0;                         // cos(y_i, v_i), before the XSA projection
+  double cos_z_v = 0;                         // cos(z_i, v_i), after it (= cos_y_v for SA)
+  double attn_diag = 0;                       // mean a_ii
+  double value_cos = 0;                       // mean cos(v_i, v_j), i != j, within a head
+  std::vector<double> lambda_per_head;        // effective λ per head (learned / gate variants only)
+  std::optional<AttentionDynamics> dynamics;  // absent in records written before it was measured
 };
 
 struct BiasMetric {
@@ -32,5 +43,19 @@ inline constexpr BiasMetric kBiasMetrics[] = {
     {"value_cos", "value_cos", &LayerBias::value_cos},
 };
 inline constexpr std::size_t kBiasMetricCount = sizeof(kBiasMetrics) / sizeof(kBiasMetrics[0]);
+
+// How a dynamics metric combines the batches of one measurement: the window-weighted mean, or the maximum.
+enum class OverBatches { kMean, kMax };
+struct DynamicsMetric {
+  const char* key;    // JSON key beside the bias metrics in results.json, TensorBoard tag stem
+  const char* label;  // column heading
+  double AttentionDynamics::*member;
+  OverBatches over_batches;
+};
+inline constexpr DynamicsMetric kDynamicsMetrics[] = {
+    {"max_logit", "max logit", &AttentionDynamics::max_logit, OverBatches::kMax},
+    {"attn_entropy", "entropy", &AttentionDynamics::attn_entropy, OverBatches::kMean},
+    {"attn_sink", "a_i0", &AttentionDynamics::attn_sink, OverBatches::kMean},
+};
 
 }  // namespace xsa

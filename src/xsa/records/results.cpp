@@ -116,6 +116,11 @@ LayerBias parse_layer_bias(const Reader& r, const json& lj, const std::string& l
   LayerBias layer;
   layer.layer = static_cast<int>(r.integer(r.need(lj, "layer", li), Reader::join(li, "layer")));
   for (const auto& metric : kBiasMetrics) layer.*metric.member = r.need_number(lj, metric.key, li);
+  if (lj.contains(kDynamicsMetrics[0].key)) {  // written since the dynamics were measured: all or none
+    layer.dynamics = AttentionDynamics{};
+    for (const auto& metric : kDynamicsMetrics)
+      layer.dynamics.value().*metric.member = r.need_number(lj, metric.key, li);
+  }
   if (const json* heads = r.maybe(lj, "lambda_per_head"))
     layer.lambda_per_head = number_list(r, *heads, Reader::join(li, "lambda_per_head"));
   return layer;
@@ -368,6 +373,8 @@ json to_json(const RunResult& run) {
     for (const auto& l : point.layers) {
       json lj = {{"layer", l.layer}};
       for (const auto& metric : kBiasMetrics) lj[metric.key] = l.*metric.member;
+      if (l.dynamics)
+        for (const auto& metric : kDynamicsMetrics) lj[metric.key] = l.dynamics.value().*metric.member;
       if (!l.lambda_per_head.empty()) lj["lambda_per_head"] = l.lambda_per_head;
       layers.push_back(lj);
     }

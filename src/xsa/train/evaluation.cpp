@@ -48,15 +48,30 @@ std::vector<LayerBias> measure_bias(Gpt& model, const TokenFile& file,
     auto batch = make_batch(file, starts.data() + i, n, seq_len);  // (n, T+1)
     BiasProbe probe;
     model->forward(batch.narrow(1, 0, seq_len), &probe);
-    for (int l = 0; l < L; ++l) {  // window-weighted mean over batches
+    for (int l = 0; l < L; ++l) {  // window-weighted mean over batches (the max logit: the maximum)
       for (const auto& metric : kBiasMetrics) sum[l].*metric.member += n * probe.layers[l].*metric.member;
       sum[l].lambda_per_head = probe.layers[l].lambda_per_head;
+      const AttentionDynamics& batch_dynamics = probe.layers[l].dynamics.value();
+      if (!sum[l].dynamics) {
+        sum[l].dynamics = AttentionDynamics{};
+        for (const auto& metric : kDynamicsMetrics)
+          if (metric.over_batches == OverBatches::kMax)
+            sum[l].dynamics.value().*metric.member = batch_dynamics.*metric.member;
+      }
+      for (const auto& metric : kDynamicsMetrics) {
+        double& total = sum[l].dynamics.value().*metric.member;
+        const double value = batch_dynamics.*metric.member;
+        total = metric.over_batches == OverBatches::kMax ? std::max(total, value) : total + n * value;
+      }
     }
     windows += n;
   }
   for (int l = 0; l < L; ++l) {
     sum[l].layer = l;
     for (const auto& metric : kBiasMetrics) sum[l].*metric.member /= windows;
+    if (sum[l].dynamics)
+      for (const auto& metric : kDynamicsMetrics)
+        if (metric.over_batches == OverBatches::kMean) sum[l].dynamics.value().*metric.member /= windows;
     if (!with_lambda_per_head) sum[l].lambda_per_head.clear();
   }
   return sum;

@@ -250,6 +250,10 @@ class VariantRun {
         const std::string suffix = "/layer" + std::to_string(layer.layer);
         for (const auto& metric : kBiasMetrics)
           scalars.push_back({std::string("bias/") + metric.key + suffix, layer.*metric.member});
+        if (layer.dynamics)
+          for (const auto& metric : kDynamicsMetrics)
+            scalars.push_back(
+                {std::string("dynamics/") + metric.key + suffix, layer.dynamics.value().*metric.member});
         if (!layer.lambda_per_head.empty())
           scalars.push_back({"attention/lambda" + suffix, stats::mean(layer.lambda_per_head)});
       }

@@ -27,8 +27,8 @@ TEST(Report, BiasAtInitAndLearnedLambdaPerHead) {
   for (int s = 0; s < 2; ++s) {
     ExperimentResult e = budget_experiment(s + 1, 100, "learned", {9, 4, 3}, {9, 4, 3}, 2.9, 2.9);
     for (int r = 0; r < 2; ++r) {
-      LayerBias init{0, 0.1 * (s + 1), r == 0 ? 0.1 * (s + 1) : 0.0, 0.05, 0.2, {}};
-      LayerBias end{0, 0.5 + 0.1 * s, r == 0 ? 0.5 + 0.1 * s : 0.01, 0.1, 0.4, {}};
+      LayerBias init{0, 0.1 * (s + 1), r == 0 ? 0.1 * (s + 1) : 0.0, 0.05, 0.2, {}, {}};
+      LayerBias end{0, 0.5 + 0.1 * s, r == 0 ? 0.5 + 0.1 * s : 0.01, 0.1, 0.4, {}, {}};
       if (r == 1) end.lambda_per_head = heads[s];
       e.runs[r].bias = {{0, {init}}, {100, {end}}};
     }
@@ -101,8 +101,8 @@ TEST(Report, BiasDepthTrendIsThePerSeedSlopeOverRelativeDepth) {
     std::vector<LayerBias> sa, xsa;
     const double step = 0.1 * (s + 3) / 3, diag = s == 1 ? -0.2 / 3 : 0.2 / 3;
     for (int layer = 0; layer < 4; ++layer) {
-      sa.push_back({layer, 0.1 + step * layer, 0.1 + step * layer, 0.05, 0.1, {}});
-      xsa.push_back({layer, 0.5, 0.0, 0.3 + diag * layer, 0.4, {}});
+      sa.push_back({layer, 0.1 + step * layer, 0.1 + step * layer, 0.05, 0.1, {}, {}});
+      xsa.push_back({layer, 0.5, 0.0, 0.3 + diag * layer, 0.4, {}, {}});
     }
     e.runs[0].bias = {{100, sa}};
     e.runs[1].bias = {{100, xsa}};
@@ -180,19 +180,19 @@ TEST(Report, BiasBudgetChangeIsPairedBySeedBetweenNeighbouringBudgets) {
       ExperimentResult e =
           budget_experiment(static_cast<std::int64_t>(s) + 1, steps, "xsa", {9, 4, 3}, {9, 4, 2.9}, 2.9, 2.8);
       const double base_diag = steps == 100 ? 0.1 : 0.15;
-      const LayerBias init{0, 9, 9, 9, 9, {}};
-      e.runs[0].bias = {{0, {init}}, {steps, {LayerBias{0, 0.3, 0.3, base_diag, 0.2, {}}}}};
+      const LayerBias init{0, 9, 9, 9, 9, {}, {}};
+      e.runs[0].bias = {{0, {init}}, {steps, {LayerBias{0, 0.3, 0.3, base_diag, 0.2, {}, {}}}}};
       e.runs[1].bias = {{0, {init}},
-                        {steps, {LayerBias{0, seeds[s].cos, 0.0, seeds[s].diag, seeds[s].vcos, {}}}}};
+                        {steps, {LayerBias{0, seeds[s].cos, 0.0, seeds[s].diag, seeds[s].vcos, {}, {}}}}};
       ex.push_back(e);
     }
   // Left out, as it would shift the means: seed 4, whose baseline has no bias at 200 steps (variant Δ
   // cos(y,v) +10).
   ExperimentResult one_sided_100 = budget_experiment(4, 100, "xsa", {9, 4, 3}, {9, 4, 2.9}, 2.9, 2.8);
   ExperimentResult one_sided_200 = budget_experiment(4, 200, "xsa", {9, 4, 3}, {9, 4, 2.9}, 2.9, 2.8);
-  one_sided_100.runs[0].bias = {{100, {LayerBias{0, 0.3, 0.3, 0.1, 0.2, {}}}}};
-  one_sided_100.runs[1].bias = {{100, {LayerBias{0, 0.0, 0.0, 0.2, 0.4, {}}}}};
-  one_sided_200.runs[1].bias = {{200, {LayerBias{0, 10.0, 0.0, 0.2, 0.4, {}}}}};
+  one_sided_100.runs[0].bias = {{100, {LayerBias{0, 0.3, 0.3, 0.1, 0.2, {}, {}}}}};
+  one_sided_100.runs[1].bias = {{100, {LayerBias{0, 0.0, 0.0, 0.2, 0.4, {}, {}}}}};
+  one_sided_200.runs[1].bias = {{200, {LayerBias{0, 10.0, 0.0, 0.2, 0.4, {}, {}}}}};
   std::vector<ExperimentResult> all = ex;
   for (const auto& e : {one_sided_100, one_sided_200}) all.push_back(e);
   // A second layer in seeds 1 and 2 at 100 and 200 steps: the variant's cos(y,v) is 0.1 at 100 steps and 0.2
@@ -201,7 +201,7 @@ TEST(Report, BiasBudgetChangeIsPairedBySeedBetweenNeighbouringBudgets) {
     const int steps = e.config.train.steps;
     if (e.config.seed > 2 || (steps != 100 && steps != 200)) continue;
     for (auto& run : e.runs)
-      run.bias.back().layers.push_back({1, run.variant == "xsa" ? steps / 1000.0 : 0.0, 0, 0, 0, {}});
+      run.bias.back().layers.push_back({1, run.variant == "xsa" ? steps / 1000.0 : 0.0, 0, 0, 0, {}, {}});
   }
   const Report r = build_report(all);
   const Table& t = r.table("bias_budget_change");

@@ -144,6 +144,32 @@ TEST(ResultsSchema, BiasMetricsTableNamesEveryMetricOnce) {
   }
 }
 
+// The attention dynamics sit beside the bias metrics, each key carrying its own member; a record without them
+// (every file written before they were measured) reads without them, and one with only some is refused.
+TEST(ResultsSchema, AttentionDynamicsAreAllOrNone) {
+  ExperimentResult r = full_result();
+  r.runs[0].bias[0].layers[0].dynamics = AttentionDynamics{8.0, 2.0, 0.25};
+  json doc = to_json(r);
+  json layer = doc["runs"][0]["bias"][0]["layers"][0];
+  EXPECT_EQ(layer["max_logit"], 8.0);
+  EXPECT_EQ(layer["attn_entropy"], 2.0);
+  EXPECT_EQ(layer["attn_sink"], 0.25);
+  const auto back = parse_results(doc, "r.json").runs[0].bias[0].layers[0].dynamics;
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->max_logit, 8.0);
+  EXPECT_EQ(back->attn_entropy, 2.0);
+  EXPECT_EQ(back->attn_sink, 0.25);
+  EXPECT_FALSE(
+      parse_results(to_json(full_result()), "r.json").runs[0].bias[0].layers[0].dynamics.has_value());
+  doc["runs"][0]["bias"][0]["layers"][0].erase("attn_sink");
+  try {
+    parse_results(doc, "r.json");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "r.json: missing key runs[0].bias[0].layers[0].attn_sink");
+  }
+}
+
 TEST(ResultsSchema, FieldsAddedLaterAreOptionalOnRead) {
   // The smallest file the first version of the schema could hold.
   json doc = {{"schema", "xsa.results/1"},
