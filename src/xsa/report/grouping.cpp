@@ -14,9 +14,10 @@ using namespace stats;  // the report is written in the statistics vocabulary (x
 bool GroupKey::operator<(const GroupKey& o) const {
   // has_lambda first so numbers come before names; then the budget; seq_len, then size, lr and the
   // attention implementation last.
-  return std::make_tuple(baseline, !has_lambda, lambda, label, steps, seq_len, batch_size, params, model, lr,
-                         impl) < std::make_tuple(o.baseline, !o.has_lambda, o.lambda, o.label, o.steps,
-                                                 o.seq_len, o.batch_size, o.params, o.model, o.lr, o.impl);
+  return std::make_tuple(baseline, !has_lambda, lambda, label, steps, seq_len, batch_size, params, model,
+                         setup, lr, impl) < std::make_tuple(o.baseline, !o.has_lambda, o.lambda, o.label,
+                                                            o.steps, o.seq_len, o.batch_size, o.params,
+                                                            o.model, o.setup, o.lr, o.impl);
 }
 
 namespace {
@@ -63,6 +64,7 @@ GroupKey key_for(const Pair& p, bool by_seq_len) {
   k.label = variant_group_label(*p.experiment, *p.variant);
   k.steps = p.experiment->config.train.steps;
   k.model = model_label(p.experiment->config.model);
+  k.setup = setup_label(p.experiment->config);
   k.params = non_embedding_parameters(p.experiment->config.model);
   k.lr = p.experiment->config.train.lr;
   k.impl = p.experiment->config.attention.impl;
@@ -235,6 +237,26 @@ std::vector<GroupSeries> lr_series(const std::vector<Group>& per_len) {
 std::string model_label(const ModelConfig& m) {
   return std::to_string(m.n_layer) + "L d" + std::to_string(m.d_model) + " " + std::to_string(m.n_head) +
          "×" + std::to_string(m.d_head);
+}
+
+std::string setup_label(const Config& c) {
+  const Config paper;  // the defaults are the paper's choices
+  std::vector<std::string> parts;
+  if (c.model.pos != paper.model.pos) parts.push_back(std::string(choice_name(c.model.pos)) + " pos");
+  if (c.model.embed_norm != paper.model.embed_norm)
+    parts.push_back(c.model.embed_norm ? "emb norm" : "no emb norm");
+  if (c.model.qk_norm != paper.model.qk_norm) parts.push_back(c.model.qk_norm ? "QK-norm" : "no QK-norm");
+  if (c.attention.output_gate != paper.attention.output_gate)
+    parts.push_back(std::string(choice_name(c.attention.output_gate)) + " gate");
+  if (c.train.warmup_steps != paper.train.warmup_steps)
+    parts.push_back("warmup " + std::to_string(c.train.warmup_steps));
+  std::string out;
+  for (const auto& part : parts) out += (out.empty() ? "" : ", ") + part;
+  return out;
+}
+
+std::string model_with_setup(const GroupKey& k) {
+  return k.setup.empty() ? k.model : k.model + " (" + k.setup + ")";
 }
 
 SeriesPoints series_points(const std::vector<const Group*>& series, SeriesAxis axis) {

@@ -30,8 +30,10 @@ struct GroupKey {
   bool has_lambda = false;
   double lambda = 0;
   std::string label;
-  std::int64_t steps = 0;                         // the training budget (train.steps): never pooled
-  std::string model;                              // "2L d128 4×32" (model_label): never pooled
+  std::int64_t steps = 0;  // the training budget (train.steps): never pooled
+  std::string model;       // "2L d128 4×32" (model_label): never pooled
+  // The choices in which the baseline differs from the paper's (setup_label, "" for none): never pooled.
+  std::string setup;
   std::int64_t params = 0;                        // the model's non-embedding parameters (its size axis)
   double lr = 0;                                  // train.lr: never pooled
   AttentionImpl impl = AttentionImpl::kExplicit;  // attention.impl: never pooled
@@ -106,6 +108,12 @@ std::vector<GroupSeries> lr_series(const std::vector<Group>& per_len);
 
 // "2L d128 4×32": layers, width, heads × head width.
 std::string model_label(const ModelConfig& m);
+// How an experiment's baseline transformer differs from the paper's (RoPE, a LayerNorm after the embedding,
+// no QK-norm, no output gate, the default warmup): "" when it does not, else e.g. "learned pos, no emb norm",
+// "QK-norm", "headwise gate", "warmup 150". Question 9 varies these; every earlier result has "".
+std::string setup_label(const Config& c);
+// The model column's text: the model label, with the setup in parentheses when there is one.
+std::string model_with_setup(const GroupKey& k);
 
 // A series' points per seed, for the trend statistics: its x values and, for each seed with every x, log2 x
 // and that seed's mean improvement % there.

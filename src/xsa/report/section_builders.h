@@ -10,7 +10,7 @@ namespace xsa::report {
 // (lr_control, the size sweeps), two folders may hold two implementations (the fused kernel and the explicit
 // reference), and their rows must not read alike.
 inline ColumnDef<GroupKey> model_column() {
-  return {{"model", "model"}, [](const GroupKey& k) { return Cell(k.model); }};
+  return {{"model", "model"}, [](const GroupKey& k) { return Cell(model_with_setup(k)); }};
 }
 inline ColumnDef<GroupKey> attention_impl_column() {
   return {{"attention_impl", "attention"}, [](const GroupKey& k) { return Cell(choice_name(k.impl)); }};

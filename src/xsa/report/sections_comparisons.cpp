@@ -382,7 +382,7 @@ void build_verdicts(const SectionInputs& in, Table& t) {
   for (const auto& g : in.grouping.per_len) {
     if (g.key.batch_size) batches.insert(*g.key.batch_size);
     budgets.insert(g.key.steps);
-    models.insert(g.key.model);
+    models.insert(model_with_setup(g.key));
     impls.insert(g.key.impl);
     lrs.insert(g.key.lr);
   }
@@ -390,7 +390,7 @@ void build_verdicts(const SectionInputs& in, Table& t) {
     std::string out;
     if (batches.size() > 1 && g.key.batch_size) out += ", batch " + std::to_string(*g.key.batch_size);
     if (budgets.size() > 1) out += ", " + std::to_string(g.key.steps) + " steps";
-    if (models.size() > 1) out += ", " + g.key.model;
+    if (models.size() > 1) out += ", " + model_with_setup(g.key);
     if (impls.size() > 1) out += ", " + std::string(choice_name(g.key.impl)) + " attention";
     if (lrs.size() > 1) out += ", lr " + shortest(g.key.lr);
     return out;

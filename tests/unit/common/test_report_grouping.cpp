@@ -150,6 +150,41 @@ TEST(Report, ByBudgetNeverPoolsTrainingBudgets) {
   EXPECT_EQ(integer(c, 5, "step"), 200);
 }
 
+// Question 9 varies the baseline itself: experiments that differ only in a setup choice (positions, the
+// embedding norm, QK-norm, the output gate, the warmup) never share a group, and the model column names the
+// choices in which a setup differs from the paper's; the paper's own setup prints the plain model label, as
+// every earlier table.
+TEST(Report, SetupsThatDifferFromThePapersNeverShareAGroup) {
+  std::vector<ExperimentResult> ex;
+  for (int s = 0; s < 2; ++s) {
+    ExperimentResult paper = budget_experiment(s + 1, 100, "xsa", {9, 4, 3.0}, {9, 4, 2.9}, 2.9, 2.8);
+    ExperimentResult learned = budget_experiment(s + 1, 100, "xsa", {9, 4, 3.5}, {9, 4, 3.0}, 3.4, 2.9);
+    learned.config.model.pos = PositionEncoding::kLearned;
+    learned.config.model.embed_norm = false;
+    learned.label = learned.label + "-learned";
+    ExperimentResult stabilised = budget_experiment(s + 1, 100, "xsa", {9, 4, 3.2}, {9, 4, 3.1}, 3.1, 3.0);
+    stabilised.config.model.qk_norm = true;
+    stabilised.config.attention.output_gate = OutputGate::kHeadwise;
+    stabilised.config.train.warmup_steps = 150;
+    stabilised.label = stabilised.label + "-stabilised";
+    ex.insert(ex.end(), {paper, learned, stabilised});
+  }
+  EXPECT_EQ(setup_label(ex[0].config), "");
+  EXPECT_EQ(setup_label(ex[1].config), "learned pos, no emb norm");
+  EXPECT_EQ(setup_label(ex[2].config), "QK-norm, headwise gate, warmup 150");
+  const Report r = build_report(ex);
+  const Table& t = r.table("by_lambda");
+  ASSERT_EQ(t.rows.size(), 3u);
+  std::set<std::string> models;
+  for (std::size_t row = 0; row < t.rows.size(); ++row) {
+    EXPECT_EQ(integer(t, row, "n"), 2) << row;
+    models.insert(text(t, row, "model"));
+  }
+  const std::string plain = model_label(ex[0].config.model);
+  EXPECT_EQ(models, (std::set<std::string>{plain, plain + " (learned pos, no emb norm)",
+                                           plain + " (QK-norm, headwise gate, warmup 150)"}));
+}
+
 TEST(Report, LearnedRunsWithADifferentLambdaLrNeverShareAGroup) {
   const Discovery d = discover_results({kSingle});
   ASSERT_EQ(d.experiments.size(), 1u);
