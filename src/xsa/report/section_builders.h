@@ -74,5 +74,8 @@ void build_bias_final(const SectionInputs& in, Table& t);
 void build_bias_depth(const SectionInputs& in, Table& t);
 void build_bias_budget_change(const SectionInputs& in, Table& t);
 void build_learned_lambda(const SectionInputs& in, Table& t);
+// sections_dynamics.cpp
+void build_plateau_escape(const SectionInputs& in, Table& t);
+void build_dynamics(const SectionInputs& in, Table& t);
 
 }  // namespace xsa::report

@@ -68,6 +68,19 @@ const std::vector<Section>& sections() {
        "_No seed has bias metrics of both the baseline and the variant at two neighbouring known training "
        "budgets._",
        false, false, build_bias_budget_change},
+      {"plateau_escape",
+       "Plateau escape (per seed, the first evaluation at or below a level both arms reach: halfway between "
+       "their "
+       "common start and the worse arm's final val loss; paired Δ steps with a 95% CI over seeds)",
+       "per group: the step each arm's val loss leaves its early plateau, and variant − baseline",
+       "_No comparison has two or more common evaluations._", false, false, build_plateau_escape},
+      {"dynamics",
+       "Attention dynamics per layer over training (max logit, entropy, mass on the first position; mean "
+       "over "
+       "seeds)",
+       "per group, measurement step and layer: max_logit, attn_entropy, attn_sink of baseline and variant",
+       "_No attention dynamics in these results (measured since question 9's build)._", false, false,
+       build_dynamics},
       {"learned_lambda", "Learned λ / gate per layer and head (final measurement, mean ± SD over seeds)",
        "per learned-λ or gate variant and layer: the final λ of every head",
        "_No learned λ or gate variants in these results._", false, false, build_learned_lambda},
