@@ -177,8 +177,5 @@ int run_bench(const BenchOptions& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"xsa-bench"};
-  BenchOptions opt;
-  setup_bench_command(app, opt);
-  return xsa::parse_and_run(app, argc, argv, "xsa-bench", [&] { return run_bench(opt); });
+  return xsa::cli_main<BenchOptions>(argc, argv, "xsa-bench", setup_bench_command, run_bench);
 }

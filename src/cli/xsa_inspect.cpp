@@ -67,8 +67,5 @@ int run_inspect(const InspectOptions& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"xsa-inspect"};
-  InspectOptions opt;
-  setup_inspect_cli(app, opt);
-  return xsa::parse_and_run(app, argc, argv, "xsa-inspect", [&] { return run_inspect(opt); });
+  return xsa::cli_main<InspectOptions>(argc, argv, "xsa-inspect", setup_inspect_cli, run_inspect);
 }

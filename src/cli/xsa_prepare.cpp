@@ -1,6 +1,6 @@
-// xsa-prepare: TinyStories text -> tokenizer + uint16 token files (docs/guide.md "Data", README.md "Commands";
-// docs/ARCHITECTURE.md "Data flow"), and --decode to turn ids back into text. Links sentencepiece, never
-// LibTorch.
+// xsa-prepare: TinyStories text -> tokenizer + uint16 token files (docs/guide.md "Data", README.md
+// "Commands"; docs/ARCHITECTURE.md "Data flow"), and --decode to turn ids back into text. Links
+// sentencepiece, never LibTorch.
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <string>
@@ -73,8 +73,5 @@ int run(Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"xsa-prepare"};
-  Options options;
-  setup_cli(app, options);
-  return xsa::parse_and_run(app, argc, argv, "xsa-prepare", [&] { return run(options); });
+  return xsa::cli_main<Options>(argc, argv, "xsa-prepare", setup_cli, run);
 }

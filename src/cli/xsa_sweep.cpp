@@ -125,8 +125,5 @@ int run_sweep_command(const SweepOptions& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"xsa-sweep"};
-  SweepOptions opt;
-  setup_sweep_command(app, opt);
-  return xsa::parse_and_run(app, argc, argv, "xsa-sweep", [&] { return run_sweep_command(opt); });
+  return xsa::cli_main<SweepOptions>(argc, argv, "xsa-sweep", setup_sweep_command, run_sweep_command);
 }

@@ -119,8 +119,5 @@ int run_train(const TrainOptions& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"xsa-train"};
-  TrainOptions opt;
-  setup_train_command(app, opt);
-  return xsa::parse_and_run(app, argc, argv, "xsa-train", [&] { return run_train(opt); });
+  return xsa::cli_main<TrainOptions>(argc, argv, "xsa-train", setup_train_command, run_train);
 }

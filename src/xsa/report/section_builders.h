@@ -34,6 +34,19 @@ Columns<Row> setup_columns(Key key) {
           of_key<Row>(lr_column(), key)};
 }
 
+// baseline, λ, steps, then model, attention, lr: the head of a per-group row whose group `group(row)`
+// returns.
+template <class Row, class GroupOf>
+Columns<Row> group_head_columns(GroupOf group) {
+  Columns<Row> columns = {
+      {{"baseline", "baseline"}, [group](const Row& r) { return Cell(group(r).key.baseline); }},
+      {{"lambda", "λ"}, [group](const Row& r) { return Cell(group(r).key.label); }},
+      {{"steps", "steps"}, [group](const Row& r) { return Cell(group(r).key.steps); }},
+  };
+  append(columns, setup_columns<Row>([group](const Row& r) -> const GroupKey& { return group(r).key; }));
+  return columns;
+}
+
 // A budget series and the budgets a row covers: the first columns of every table over budget_series.
 struct BudgetHead {
   GroupKey key;

@@ -248,13 +248,7 @@ void build_eval_curve(const SectionInputs& in, Table& t) {
       rows.push_back({&g, step, mean(base), mean(var), paired_interval(delta)});
     }
   }
-  const auto key = [](const Row& r) -> const GroupKey& { return r.group->key; };
-  Columns<Row> columns = {
-      {{"baseline", "baseline"}, [](const Row& r) { return Cell(r.group->key.baseline); }},
-      {{"lambda", "λ"}, [](const Row& r) { return Cell(r.group->key.label); }},
-      {{"steps", "steps"}, [](const Row& r) { return Cell(r.group->key.steps); }},
-  };
-  append(columns, setup_columns<Row>(key));
+  Columns<Row> columns = group_head_columns<Row>([](const Row& r) -> const Group& { return *r.group; });
   append(
       columns,
       {

@@ -68,13 +68,7 @@ void build_plateau_escape(const SectionInputs& in, Table& t) {
     }
     rows.push_back({&g, mean(levels), mean(base), mean(var), paired_interval(delta)});
   }
-  const auto key = [](const Row& r) -> const GroupKey& { return r.group->key; };
-  Columns<Row> columns = {
-      {{"baseline", "baseline"}, [](const Row& r) { return Cell(r.group->key.baseline); }},
-      {{"lambda", "λ"}, [](const Row& r) { return Cell(r.group->key.label); }},
-      {{"steps", "steps"}, [](const Row& r) { return Cell(r.group->key.steps); }},
-  };
-  append(columns, setup_columns<Row>(key));
+  Columns<Row> columns = group_head_columns<Row>([](const Row& r) -> const Group& { return *r.group; });
   append(
       columns,
       {
@@ -136,13 +130,7 @@ void build_dynamics(const SectionInputs& in, Table& t) {
       rows.push_back(row);
     }
   }
-  const auto key = [](const Row& r) -> const GroupKey& { return r.group->key; };
-  Columns<Row> columns = {
-      {{"baseline", "baseline"}, [](const Row& r) { return Cell(r.group->key.baseline); }},
-      {{"lambda", "λ"}, [](const Row& r) { return Cell(r.group->key.label); }},
-      {{"steps", "steps"}, [](const Row& r) { return Cell(r.group->key.steps); }},
-  };
-  append(columns, setup_columns<Row>(key));
+  Columns<Row> columns = group_head_columns<Row>([](const Row& r) -> const Group& { return *r.group; });
   append(columns, {
                       {{"step", "step"}, [](const Row& r) { return Cell(r.step); }},
                       {{"layer", "layer"}, [](const Row& r) { return Cell(std::int64_t{r.layer}); }},

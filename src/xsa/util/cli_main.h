@@ -50,4 +50,14 @@ int parse_and_run(CLI::App& app, int argc, char** argv, const char* program, Fn&
   });
 }
 
+// The whole main() of a command (CLI11's subcom_in_files shape): one options struct, the setup function that
+// declares its options, and the function that runs it.
+template <typename Options, typename Setup, typename Run>
+int cli_main(int argc, char** argv, const char* program, Setup setup, Run run) {
+  CLI::App app{program};
+  Options options;
+  setup(app, options);
+  return parse_and_run(app, argc, argv, program, [&] { return run(options); });
+}
+
 }  // namespace xsa
