@@ -28,7 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCHEMA = "xsa.results/1"
 # The fields of a layer's bias record that are not metrics (src/xsa/records/results.cpp writes "layer", then every
 # metric of kBiasMetrics, then "lambda_per_head" for learned and gate variants).
-NOT_METRICS = ("layer", "lambda_per_head")
+NOT_METRICS = ("layer", "lambda_per_head", "max_logit", "attn_entropy", "attn_sink")  # the last three: attention dynamics
 KIND_NUMBER = user_input.KINDS["number"]
 
 

@@ -285,7 +285,7 @@ class GPT(nn.Module):
 
 
 # ------------------------------------------------------------------------------------------------
-# Bias metrics (docs/ARCHITECTURE.md "Training", src/xsa/report/bias_metrics.h): per layer, averaged over batch, heads and positions.
+# Bias metrics (docs/ARCHITECTURE.md "Training", src/xsa/records/bias_metrics.h): per layer, averaged over batch, heads and positions.
 
 def cosine(a, b):
     return (a * b).sum(dim=-1) / (safe_norm(a) * safe_norm(b))

@@ -13,6 +13,7 @@
 
 #include "xsa/model/causal_attention.h"
 #include "xsa/model/lm_head_loss.h"
+#include "xsa/model/precision.h"
 
 namespace xsa {
 
@@ -98,11 +99,12 @@ void measure_bias(const torch::Tensor& diag, const torch::Tensor& y, const torch
 }
 
 // The attention's dynamics from q and k (B, H, T, D) after RoPE, recomputed without gradient in blocks of
-// query rows, so the memory is O(block · T) whichever implementation ran (the full scores at T = 8,192 are
-// 1 GB) and both implementations report the same quantity. Rows i >= 1 only for the entropy and a_i0 (row 0
-// attends to itself alone); the max logit over every allowed pair j <= i.
+// query rows, so the memory is O(B · H · 256 · T) whichever implementation ran (the full scores at T = 8,192
+// are 1 GB) and both implementations report the same quantity. Rows i >= 1 only for the entropy and a_i0 (row
+// 0 attends to itself alone); the max logit over every allowed pair j <= i.
 AttentionDynamics measure_dynamics(const torch::Tensor& q_in, const torch::Tensor& k_in, double scale) {
   torch::NoGradGuard no_grad;
+  PrecisionScope fp32(Precision::kFp32);  // autocast off: under bf16 the scores and sums stay float32
   const auto q = q_in.to(torch::kFloat), kt = k_in.to(torch::kFloat).transpose(-2, -1);  // kt: (B, H, D, T)
   const int64_t B = q.size(0), H = q.size(1), T = q.size(2);
   AttentionDynamics d;
@@ -118,8 +120,8 @@ AttentionDynamics measure_dynamics(const torch::Tensor& q_in, const torch::Tenso
     max_logit = std::max(max_logit, s.max().item<double>());
     const auto log_p = torch::log_softmax(s, -1).masked_fill(future, 0.0);  // (B, H, n, T); 0 · ln 0 = 0
     const int64_t skip = r0 == 0 ? 1 : 0;                                   // row 0
-    entropy -= (log_p.exp() * log_p).sum(-1).narrow(-1, skip, n - skip).sum().item<double>();
-    sink += log_p.select(-1, 0).exp().narrow(-1, skip, n - skip).sum().item<double>();
+    entropy -= (log_p.exp() * log_p).sum(-1).narrow(-1, skip, n - skip).sum(torch::kDouble).item<double>();
+    sink += log_p.select(-1, 0).exp().narrow(-1, skip, n - skip).sum(torch::kDouble).item<double>();
   }
   const double rows = static_cast<double>(B * H * (T - 1));
   d.max_logit = max_logit;

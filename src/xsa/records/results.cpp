@@ -116,7 +116,9 @@ LayerBias parse_layer_bias(const Reader& r, const json& lj, const std::string& l
   LayerBias layer;
   layer.layer = static_cast<int>(r.integer(r.need(lj, "layer", li), Reader::join(li, "layer")));
   for (const auto& metric : kBiasMetrics) layer.*metric.member = r.need_number(lj, metric.key, li);
-  if (lj.contains(kDynamicsMetrics[0].key)) {  // written since the dynamics were measured: all or none
+  bool any_dynamics = false;
+  for (const auto& metric : kDynamicsMetrics) any_dynamics = any_dynamics || lj.contains(metric.key);
+  if (any_dynamics) {  // written since the dynamics were measured: all or none
     layer.dynamics = AttentionDynamics{};
     for (const auto& metric : kDynamicsMetrics)
       layer.dynamics.value().*metric.member = r.need_number(lj, metric.key, li);

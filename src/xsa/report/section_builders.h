@@ -47,6 +47,13 @@ Columns<Row> group_head_columns(GroupOf group) {
   return columns;
 }
 
+// seq_len and batch of a per-length group: the columns that keep two lengths (or two length designs) apart.
+template <class Row, class Key>
+Columns<Row> length_columns(Key key) {
+  return {{{"seq_len", "seq_len"}, [key](const Row& r) { return Cell(*key(r).seq_len); }},
+          of_key<Row>(batch_column(), key)};
+}
+
 // A budget series and the budgets a row covers: the first columns of every table over budget_series.
 struct BudgetHead {
   GroupKey key;

@@ -78,7 +78,8 @@ const std::vector<Section>& sections() {
        "Attention dynamics per layer over training (max logit, entropy, mass on the first position; mean "
        "over "
        "seeds)",
-       "per group, measurement step and layer: max_logit, attn_entropy, attn_sink of baseline and variant",
+       "per group, length, measurement step and layer: max_logit, attn_entropy, attn_sink of baseline and "
+       "variant",
        "_No attention dynamics in these results (measured since question 9's build)._", false, false,
        build_dynamics},
       {"learned_lambda", "Learned λ / gate per layer and head (final measurement, mean ± SD over seeds)",

@@ -40,7 +40,7 @@ void build_plateau_escape(const SectionInputs& in, Table& t) {
     PairedInterval delta;
   };
   std::vector<Row> rows;
-  for (const auto& g : in.grouping.pooled) {
+  for (const auto& g : in.grouping.per_len) {
     std::map<std::uint64_t, std::vector<std::array<double, 3>>>
         by_seed;  // seed -> (level, base, var) per pair
     for (const auto& p : g.pairs) {
@@ -48,11 +48,14 @@ void build_plateau_escape(const SectionInputs& in, Table& t) {
       if (curve.size() < 2) continue;
       const double start = 0.5 * (curve.front().base + curve.front().var);
       const double level = 0.5 * (start + std::max(curve.back().base, curve.back().var));
-      auto escape = [&](double CurvePoint::*arm) {
-        for (const auto& c : curve)
-          if (c.*arm <= level) return static_cast<double>(c.step);
-        return static_cast<double>(curve.back().step);  // unreachable: the final loss is at or below it
-      };
+      if (!(std::max(curve.back().base, curve.back().var) < start))
+        continue;  // no fall from the start: no plateau
+      auto escape =
+          [&](double CurvePoint::*arm) {  // the first evaluation at or below the level (the last one is)
+            for (const auto& c : curve)
+              if (c.*arm <= level) return static_cast<double>(c.step);
+            return static_cast<double>(curve.back().step);
+          };
       by_seed[pair_seed(p)].push_back({level, escape(&CurvePoint::base), escape(&CurvePoint::var)});
     }
     if (by_seed.empty()) continue;
@@ -69,6 +72,7 @@ void build_plateau_escape(const SectionInputs& in, Table& t) {
     rows.push_back({&g, mean(levels), mean(base), mean(var), paired_interval(delta)});
   }
   Columns<Row> columns = group_head_columns<Row>([](const Row& r) -> const Group& { return *r.group; });
+  append(columns, length_columns<Row>([](const Row& r) -> const GroupKey& { return r.group->key; }));
   append(
       columns,
       {
@@ -83,8 +87,8 @@ void build_plateau_escape(const SectionInputs& in, Table& t) {
   fill_table(t, columns, rows);
 }
 
-// Per pooled group, bias measurement step and layer: each dynamics metric of the baseline and the variant,
-// mean over seeds (each seed the mean over its pairs), from the runs that measured it.
+// Per group (one length and batch), bias measurement step and layer: each dynamics metric of the baseline and
+// the variant, mean over seeds (each seed the mean over its pairs), from the runs that measured it.
 void build_dynamics(const SectionInputs& in, Table& t) {
   constexpr std::size_t kMetrics = sizeof(kDynamicsMetrics) / sizeof(kDynamicsMetrics[0]);
   struct Row {
@@ -95,7 +99,7 @@ void build_dynamics(const SectionInputs& in, Table& t) {
     std::array<double, kMetrics> base, var;
   };
   std::vector<Row> rows;
-  for (const auto& g : in.grouping.pooled) {
+  for (const auto& g : in.grouping.per_len) {
     // (step, layer) -> seed -> side -> metric -> values over the seed's pairs
     std::map<std::pair<std::int64_t, int>,
              std::map<std::uint64_t, std::array<std::array<std::vector<double>, kMetrics>, 2>>>
@@ -131,6 +135,7 @@ void build_dynamics(const SectionInputs& in, Table& t) {
     }
   }
   Columns<Row> columns = group_head_columns<Row>([](const Row& r) -> const Group& { return *r.group; });
+  append(columns, length_columns<Row>([](const Row& r) -> const GroupKey& { return r.group->key; }));
   append(columns, {
                       {{"step", "step"}, [](const Row& r) { return Cell(r.step); }},
                       {{"layer", "layer"}, [](const Row& r) { return Cell(std::int64_t{r.layer}); }},

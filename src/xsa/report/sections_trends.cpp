@@ -139,9 +139,10 @@ void build_size_trend(const SectionInputs& in, Table& t) {
     std::vector<std::string> seen;  // each shape once, in size order ("2L ..." is a substring of "12L ...")
     std::string models;
     for (const Group* g : series.groups) {
-      if (std::find(seen.begin(), seen.end(), g->key.model) != seen.end()) continue;
-      seen.push_back(g->key.model);
-      models += (models.empty() ? "" : ", ") + g->key.model;
+      const std::string model = model_with_setup(g->key);
+      if (std::find(seen.begin(), seen.end(), model) != seen.end()) continue;
+      seen.push_back(model);
+      models += (models.empty() ? "" : ", ") + model;
     }
     rows.push_back({series.key, models, number_list(points.xs), per_seed_trend(points.seeds)});
   }

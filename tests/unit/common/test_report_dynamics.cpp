@@ -26,10 +26,13 @@ TEST(Report, PlateauEscapeIsTheFirstEvaluationBelowALevelBothArmsReach) {
   const std::vector<std::vector<double>> var = {{9, 4, 2.9}, {9, 4, 3.0}, {9, 5.9, 3.0}};
   std::vector<ExperimentResult> ex;
   for (int s = 0; s < 3; ++s) ex.push_back(budget_experiment(s + 1, 100, "xsa", base[s], var[s], 2.9, 2.8));
+  // Seed 4's worse final loss (9.5) is not below the common start (9): no plateau to leave, left out.
+  ex.push_back(budget_experiment(4, 100, "xsa", {9, 9.2, 9.5}, {9, 4, 3}, 9.4, 2.9));
   const Report r = build_report(ex);
   const Table& t = r.table("plateau_escape");
   ASSERT_EQ(t.rows.size(), 1u);
   EXPECT_EQ(integer(t, 0, "n"), 3);
+  EXPECT_EQ(integer(t, 0, "seq_len"), 16);
   EXPECT_NEAR(num(t, 0, "level"), 6.05, 1e-12);
   EXPECT_NEAR(num(t, 0, "base_step"), 250.0 / 3, 1e-9);
   EXPECT_NEAR(num(t, 0, "var_step"), 50.0, 1e-12);

@@ -161,12 +161,16 @@ TEST(ResultsSchema, AttentionDynamicsAreAllOrNone) {
   EXPECT_EQ(back->attn_sink, 0.25);
   EXPECT_FALSE(
       parse_results(to_json(full_result()), "r.json").runs[0].bias[0].layers[0].dynamics.has_value());
-  doc["runs"][0]["bias"][0]["layers"][0].erase("attn_sink");
-  try {
-    parse_results(doc, "r.json");
-    FAIL() << "expected InputError";
-  } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "r.json: missing key runs[0].bias[0].layers[0].attn_sink");
+  for (const char* dropped : {"attn_sink", "max_logit"}) {  // any one missing of three, the first included
+    json partial = doc;
+    partial["runs"][0]["bias"][0]["layers"][0].erase(dropped);
+    try {
+      parse_results(partial, "r.json");
+      FAIL() << "expected InputError";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                std::string("r.json: missing key runs[0].bias[0].layers[0].") + dropped);
+    }
   }
 }
 
