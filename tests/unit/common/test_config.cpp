@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "time_bound.h"
 #include "xsa/config/config.h"
 #include "xsa/util/error.h"
 
@@ -394,14 +395,8 @@ TEST(ConfigErrors, Attention) {
   expect_error("", "attention.lambda", {"attention.lambda=0.5", "attention.variants=[sa]"}, "both");
 }
 
-// Seconds `f` takes. Time bounds below are loose (seconds, not milliseconds): they tell bounded work from
-// work that grows with a number in the input, on any machine and under sanitizers.
-template <class F>
-double seconds_of(F&& f) {
-  const auto start = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
+using test_support::kLooseSeconds;
+using test_support::seconds_of;
 
 // Nested YAML aliases ("billion laughs"): `depth` levels of ten references to the level below, 10^(depth+1)
 // leaves in a few hundred bytes of flow YAML.
@@ -435,10 +430,10 @@ TEST(ConfigErrors, LayerRangesAreCheckedBeforeTheyAreExpanded) {
     expect_error("", "attention.variants", {"attention.variants=[sa," + overlapping + "]"},
                  "layer 0 listed twice");
   });
-  EXPECT_LT(s, 2.0);
+  EXPECT_LT(s, kLooseSeconds);
   std::string why;
   s = seconds_of([&] { EXPECT_FALSE(parse_layer_list("0-999999", &why)); });
-  EXPECT_LT(s, 2.0);
+  EXPECT_LT(s, kLooseSeconds);
   EXPECT_EQ(why, "layer 999999 is out of range [0, 1023] (model.n_layer is at most 1024)");
   why.clear();
   EXPECT_FALSE(parse_layer_list("3+0-5", &why));
@@ -465,7 +460,7 @@ TEST(ConfigErrors, AttentionLayersAreCheckedInOnePass) {
                  "layer 7 is out of range [0, 3] (model.n_layer = 4)");
     expect_error("attention: {layers: [1, 0, 1]}", "attention.layers", {}, "layer 1 listed twice");
   });
-  EXPECT_LT(s, 2.0);
+  EXPECT_LT(s, kLooseSeconds);
   EXPECT_EQ(parse_config("model: {n_layer: 1024}\nattention: {layers: [1023, 0]}", kSrc).attention.layers,
             (std::vector<int>{1023, 0}));
 }
@@ -478,7 +473,7 @@ TEST(ConfigErrors, RepeatedVariantsAreFoundWithoutComparingEveryPair) {
     EXPECT_EQ(parse_config(variants + "]}", kSrc).attention.variants.size(), 20001u);
     expect_error(variants + ", 0.50]}", "attention.variants", {}, "duplicate variant 'lambda=0.5'");
   });
-  EXPECT_LT(s, 2.0);
+  EXPECT_LT(s, kLooseSeconds);
 }
 
 // yaml-cpp keeps an alias as a second reference to its anchor's node: nested aliases are a tree of 10^10
@@ -493,7 +488,7 @@ TEST(ConfigErrors, NestedAliasesAreNotWalked) {
     expect_error("", "seed", {"seed=" + laughs}, "got a list");
     expect_error("train: {steps: " + laughs + "}", "train.steps", {}, "got a list");
   });
-  EXPECT_LT(s, 2.0);
+  EXPECT_LT(s, kLooseSeconds);
 }
 
 TEST(ConfigErrors, MalformedYamlHasLineAndColumn) {

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "time_bound.h"
 #include "xsa/sweep/runner.h"
 #include "xsa/sweep/sweep.h"
 #include "xsa/util/error.h"
@@ -49,14 +50,8 @@ void expect_error(const std::string& text, const std::string& must_contain) {
   EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
 }
 
-// Seconds `f` takes; the bounds below are loose (seconds): bounded work against work that grows with a
-// number.
-template <class F>
-double seconds_of(F&& f) {
-  const auto start = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
+using test_support::kLooseSeconds;
+using test_support::seconds_of;
 
 // Nested YAML aliases ("billion laughs"): `depth` levels of ten references to the level below, 10^(depth+1)
 // leaves in a few hundred bytes of flow YAML.
@@ -193,7 +188,7 @@ TEST(SweepShard, ParseShard) {
     EXPECT_EQ(shard_points(points, parse_shard("1/1000000")).size(), 1u);
     EXPECT_EQ(shard_points(points, parse_shard("999999/1000000")).size(), 0u);
   });
-  EXPECT_LT(elapsed, 2.0);
+  EXPECT_LT(elapsed, kLooseSeconds);
   for (const std::string bad : {"0/1000001", "0/99999999999999999999999"}) {
     try {
       parse_shard(bad);
@@ -316,7 +311,7 @@ TEST(SweepErrors, PointCountIsCheckedBeforeTheProduct) {
   }
   const double s =
       seconds_of([&] { expect_error(grid, "grid: more than 100000 points, expected at most 100000"); });
-  EXPECT_LT(s, 2.0);
+  EXPECT_LT(s, kLooseSeconds);
 }
 
 // yaml-cpp keeps an alias as a second reference to its anchor's node: a few hundred bytes of nested aliases
@@ -336,7 +331,7 @@ TEST(SweepErrors, AliasesExpandWithinTheValueBudget) {
                      std::string(200, ']') + "}",
                  "set.name: the values " + limit);
   });
-  EXPECT_LT(s, 2.0);
+  EXPECT_LT(s, kLooseSeconds);
   // Aliases within the budget are fine.
   auto points = expand_grid(spec_of("grid: {seed: &s [1, 2], sample.seed: *s}"));
   EXPECT_EQ(ids(points), (std::vector<std::string>{"seed=1_sample.seed=1", "seed=1_sample.seed=2",
@@ -352,7 +347,7 @@ TEST(SweepErrors, PointsTextIsCountedBeforeTheyAreBuilt) {
                            "]}\nset: {data.dir: " + std::string(1 << 20, 'x') + "}\n";
   const double s =
       seconds_of([&] { expect_error(text, "grid: its 1,000 points' overrides and run ids take 1,048,"); });
-  EXPECT_LT(s, 2.0);
+  EXPECT_LT(s, kLooseSeconds);
   EXPECT_NE(error_of(text).find("expected at most 268,435,456"), std::string::npos)
       << error_of(text).substr(0, 300);
 }
