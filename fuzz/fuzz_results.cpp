@@ -6,9 +6,9 @@
 #include "xsa/report/table.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  xsa::xsa::ExperimentResult result;
+  xsa::ExperimentResult result;
   try {
-    result = xsa::xsa::parse_results(xsa::fuzz::as_text(data, size), "runs/fuzz/results.json");
+    result = xsa::parse_results(xsa::fuzz::as_text(data, size), "runs/fuzz/results.json");
   } catch (const xsa::InputError&) {
     return 0;
   }
@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)xsa::report::render(report, format);
   // The writer's output of an accepted result is itself an accepted result.
   try {
-    (void)xsa::xsa::parse_results(xsa::xsa::to_json(result), "runs/fuzz/rewritten.json");
+    (void)xsa::parse_results(xsa::to_json(result), "runs/fuzz/rewritten.json");
   } catch (const xsa::InputError& e) {
     xsa::fuzz::invariant_failed(std::string("to_json of an accepted result is rejected: ") + e.what());
   }
