@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "hostile_yaml.h"
 #include "time_bound.h"
 #include "xsa/config/config.h"
 #include "xsa/util/error.h"
@@ -398,17 +399,7 @@ TEST(ConfigErrors, Attention) {
 using test_support::kLooseSeconds;
 using test_support::seconds_of;
 
-// Nested YAML aliases ("billion laughs"): `depth` levels of ten references to the level below, 10^(depth+1)
-// leaves in a few hundred bytes of flow YAML.
-std::string yaml_laughs(int depth) {
-  std::string s = "&a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]";
-  for (int d = 1; d <= depth; ++d) {
-    std::string list = "&a" + std::to_string(d) + " [" + s;
-    for (int i = 0; i < 9; ++i) list += ", *a" + std::to_string(d - 1);
-    s = list + "]";
-  }
-  return s;
-}
+using test_support::yaml_laughs;
 
 // Issue 40: a layer list is parsed in time bounded by its text, not by the numbers in it. "xsa@0-999999" took
 // over a minute to be refused (each layer of the range expanded and searched for among those before it).

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "hostile_yaml.h"
 #include "time_bound.h"
 #include "xsa/sweep/runner.h"
 #include "xsa/sweep/sweep.h"
@@ -53,17 +54,7 @@ void expect_error(const std::string& text, const std::string& must_contain) {
 using test_support::kLooseSeconds;
 using test_support::seconds_of;
 
-// Nested YAML aliases ("billion laughs"): `depth` levels of ten references to the level below, 10^(depth+1)
-// leaves in a few hundred bytes of flow YAML.
-std::string yaml_laughs(int depth) {
-  std::string s = "&a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]";
-  for (int d = 1; d <= depth; ++d) {
-    std::string list = "&a" + std::to_string(d) + " [" + s;
-    for (int i = 0; i < 9; ++i) list += ", *a" + std::to_string(d - 1);
-    s = list + "]";
-  }
-  return s;
-}
+using test_support::yaml_laughs;
 
 TEST(SweepGrid, CartesianProductLastKeyFastest) {
   SweepSpec spec = spec_of("grid: {attention.lambda: [0.0, 0.5], data.seq_len: [64, 128], seed: [1, 2, 3]}");
