@@ -5,13 +5,13 @@
 # InputError is the expected answer to bad input; a crash, sanitizer report, other exception, broken invariant,
 # slow input (-timeout) or huge allocation (-malloc_limit_mb) fails the script and saves the input under
 # build-sanitize/artifacts/.
-#   scripts/fuzz.sh                       CI: 15 s per target (~1.5 min for the six)
+#   scripts/fuzz.sh                       CI: 15 s per target (~1.75 min for the seven)
 #   scripts/fuzz.sh --minutes 30          local campaign: 30 minutes split over the targets
-#   scripts/fuzz.sh --seconds 120 config  chosen targets (config sweep results meta pieces tokens)
+#   scripts/fuzz.sh --seconds 120 config  chosen targets (config sweep results meta pieces tokens safetensors)
 #   build-sanitize/fuzz/fuzz_config FILE  replay one saved input
 set -euo pipefail
 cd "$(dirname "$0")/.."
-all=(config sweep results meta pieces tokens)
+all=(config sweep results meta pieces tokens safetensors)
 seconds=15
 minutes=""
 targets=()
