@@ -32,6 +32,11 @@ PACKAGES=(
   python3 python3-torch python3-numpy python3-matplotlib
   protobuf-compiler python3-protobuf python3-crcmod  # the tests' independent TensorBoard decoder only
 )
+# Hugging Face's safetensors library, packaged from Debian 13 on (Debian 12 has none): the export test reads
+# xsa-export's model.safetensors with it there (tests/integration/export_test.py requires it on 13 and later).
+debian_version=$(. /etc/os-release 2>/dev/null && echo "${VERSION_ID:-0}")
+case "$debian_version" in ''|*[!0-9]*) debian_version=0 ;; esac
+[ "$debian_version" -ge 13 ] && PACKAGES+=(python3-safetensors)
 # Slurm 22.05 from Debian 12; the test starts its own private single-node cluster (no systemd).
 [ "$WITH_SLURM" = 1 ] && PACKAGES+=(munge slurmctld slurmd slurm-client)
 [ "$WITH_SANITIZERS" = 1 ] && PACKAGES+=(clang-14 libclang-rt-14-dev)

@@ -336,3 +336,84 @@ def attention_dynamics(scores, att):
             "attn_entropy": (-plogp.sum(dim=-1)).mean().item(),
             "attn_sink": rows[..., 0].mean().item()}
 
+
+
+# ------------------------------------------------------------------------------------------------
+# Exported models (xsa-export; docs/guide.md "Export"): config.json + model.safetensors -> GPT.
+
+EXPORT_FORMAT = "xsa.export/1"
+SAFETENSORS_DTYPES = {"F64": torch.float64, "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16,
+                      "I64": torch.int64, "I32": torch.int32, "I16": torch.int16, "I8": torch.int8,
+                      "U8": torch.uint8, "BOOL": torch.bool}
+
+
+def read_safetensors(path):
+    """{name: tensor} and the __metadata__ dict of a safetensors file, read from the format's definition (an
+    8-byte little-endian header length N, N bytes of JSON, then the tensors' little-endian bytes at their
+    data_offsets). For machines without Hugging Face's library (Debian 12); checks what that library checks."""
+    import json
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) < 8:
+        raise ValueError(f"{path}: too short for a safetensors file")
+    (n,) = struct.unpack("<Q", data[:8])
+    if n > len(data) - 8:
+        raise ValueError(f"{path}: header length {n} exceeds the file")
+    header = json.loads(data[8:8 + n].decode("utf-8"))
+    body = memoryview(data)[8 + n:]
+    metadata = header.pop("__metadata__", {})
+    tensors, end = {}, 0
+    for name, e in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"]):
+        begin, stop = e["data_offsets"]
+        dtype = SAFETENSORS_DTYPES[e["dtype"]]
+        if begin != end or stop > len(body):
+            raise ValueError(f"{path}: tensor {name}: data_offsets {e['data_offsets']} overlap, leave a hole or "
+                             f"exceed the data")
+        t = torch.frombuffer(bytearray(body[begin:stop]), dtype=dtype) if stop > begin else torch.empty(0, dtype=dtype)
+        numel = math.prod(e["shape"])
+        if t.numel() != numel:
+            raise ValueError(f"{path}: tensor {name}: {stop - begin} bytes for shape {e['shape']}")
+        tensors[name] = t.reshape(e["shape"])
+        end = stop
+    if end != len(body):
+        raise ValueError(f"{path}: the tensors end at {end} of {len(body)} data bytes")
+    return tensors, metadata
+
+
+def load_safetensors(path):
+    """{name: tensor}: with Hugging Face's safetensors library where it is installed, else read_safetensors."""
+    try:
+        from safetensors.torch import load_file
+    except ImportError:
+        return read_safetensors(path)[0]
+    return load_file(path)
+
+
+def load_exported(folder, dtype=torch.float32, tensors=None):
+    """The reference GPT of an xsa-export folder, weights loaded (strict: every name must match), in eval mode.
+    tensors: the state dict to load instead of reading model.safetensors (a test compares readers)."""
+    import json
+    import os
+    with open(os.path.join(folder, "config.json")) as f:
+        cfg = json.load(f)
+    if cfg.get("format") != EXPORT_FORMAT:
+        raise ValueError(f"{folder}/config.json: format {cfg.get('format')!r}, expected {EXPORT_FORMAT!r}")
+    arch = cfg["architecture"]
+    for key, value in (("layer_norm_eps", LN_EPS), ("xsa_eps", XSA_EPS), ("qk_norm_eps", 1e-6),
+                       ("rope_base", 10000.0)):
+        if arch[key] != value:
+            raise ValueError(f"{folder}/config.json: architecture.{key} {arch[key]}, this reference uses {value}")
+    layers = cfg["variant"]["layers"]
+    modified = [l for l in layers if not (l["kind"] == "fixed" and l.get("lambda", 0.0) == 0.0)]
+    if modified:
+        first = modified[0]
+        variant = (first["kind"], first.get("lambda", first.get("initial_lambda")))
+    else:
+        variant = ("fixed", 0.0)
+    model = GPT(arch, arch["vocab_size"], cfg["max_len"], variant, [l["layer"] for l in modified],
+                arch["output_gate"])
+    if tensors is None:
+        tensors = load_safetensors(os.path.join(folder, "model.safetensors"))
+    model.load_state_dict(tensors, strict=True)
+    return model.to(dtype).eval()

@@ -87,6 +87,8 @@ struct ModelConfig {
   // shared by the heads, initialised to 1, ε 1e-6. It bounds the attention logits.
   bool qk_norm = false;
   bool tie_embeddings = true;
+  // An xsa-export folder to start from instead of the random init (docs/guide.md "Export"); empty = none.
+  std::string init_from;
 };
 
 struct AttentionConfig {

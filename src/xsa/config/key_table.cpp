@@ -121,10 +121,11 @@ Key bool_key(const std::string& dotted, Get get) {
 
 // A non-empty string.
 template <class Get>
-Key string_key(const std::string& dotted, Get get) {
+Key string_key(const std::string& dotted, Get get, bool may_be_empty = false) {
   return {dotted,
           [=](Config& c, const YAML::Node& n, const Context& ctx) {
-            if (!n || !n.IsScalar() || n.Scalar().empty()) fail_got(ctx, dotted, n, "a non-empty string");
+            if (!n || !n.IsScalar() || (n.Scalar().empty() && !may_be_empty))
+              fail_got(ctx, dotted, n, may_be_empty ? "a string" : "a non-empty string");
             get(c) = n.Scalar();
           },
           [=](const Config& c) { return nlohmann::json(get(c)); }};
@@ -195,6 +196,7 @@ const std::vector<Key>& keys() {
     k.push_back(bool_key("model.embed_norm", XSA_FIELD(c.model.embed_norm)));
     k.push_back(bool_key("model.qk_norm", XSA_FIELD(c.model.qk_norm)));
     k.push_back(bool_key("model.tie_embeddings", XSA_FIELD(c.model.tie_embeddings)));
+    k.push_back(string_key("model.init_from", XSA_FIELD(c.model.init_from), /*may_be_empty=*/true));
 
     k.push_back({"attention.variants",
                  [](Config& c, const YAML::Node& n, const Context& ctx) {

@@ -89,17 +89,37 @@ json load_checked(const std::string& path, Gpt& model, torch::optim::AdamW& opti
 
 }  // namespace
 
-json load_checkpoint(const std::string& path, Gpt& model, torch::optim::AdamW& optimizer,
-                     const json& identity) {
+// Runs `load`, turning anything LibTorch or the JSON parser throws into one line naming the checkpoint.
+template <typename Load>
+json damaged_is_input_error(const std::string& path, const char* advice, Load&& load) {
   try {
-    return load_checked(path, model, optimizer, identity);
+    return load();
   } catch (const InputError&) {
     throw;
   } catch (const std::exception& e) {
     std::string what = e.what();
     if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
-    throw InputError(path + ": damaged or incompatible checkpoint (" + what + "); use --force to start over");
+    throw InputError(path + ": damaged or incompatible checkpoint (" + what + ")" + advice);
   }
+}
+
+json load_checkpoint(const std::string& path, Gpt& model, torch::optim::AdamW& optimizer,
+                     const json& identity) {
+  return damaged_is_input_error(path, "; use --force to start over",
+                                [&] { return load_checked(path, model, optimizer, identity); });
+}
+
+json load_checkpoint_weights(const std::string& path, Gpt& model) {
+  return damaged_is_input_error(path, "", [&] {
+    torch::serialize::InputArchive archive, model_archive;
+    archive.load_from(path);
+    c10::IValue state_value;
+    archive.read("state", state_value);
+    json state = json::parse(state_value.toStringRef());
+    archive.read("model", model_archive);
+    model->load(model_archive);
+    return state;
+  });
 }
 
 }  // namespace xsa

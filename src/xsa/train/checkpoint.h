@@ -27,4 +27,9 @@ void save_checkpoint(const std::string& path, Gpt& model, torch::optim::AdamW& o
 nlohmann::json load_checkpoint(const std::string& path, Gpt& model, torch::optim::AdamW& optimizer,
                                const nlohmann::json& identity);
 
+// The model weights of a checkpoint alone (for xsa-export: no optimizer, no identity check) and its stored
+// state: the progress (step, and "result" once the run finished) and "identity". A damaged file is an
+// InputError naming `path`.
+nlohmann::json load_checkpoint_weights(const std::string& path, Gpt& model);
+
 }  // namespace xsa

@@ -25,6 +25,7 @@
 #include "xsa/stats/stats.h"
 #include "xsa/train/checkpoint.h"
 #include "xsa/train/evaluation.h"
+#include "xsa/train/export.h"
 #include "xsa/train/schedule.h"
 #include "xsa/train/step.h"
 #include "xsa/train/threads.h"
@@ -108,6 +109,7 @@ class VariantRun {
     const auto& cfg = s_.cfg;
     model_ = Gpt(cfg.model, cfg.attention, spec_, s_.data.meta.vocab_size, cfg.data.seq_len);
     model_->init_weights(at::make_generator<at::CPUGeneratorImpl>(cfg.seed));
+    if (!cfg.model.init_from.empty()) init_from_export(model_, cfg, s_.data.meta, spec_);
     optimizer_ = make_adamw(model_, cfg.train, cfg.attention.lambda_lr_scale);
     record_.variant = spec_.name();
     record_.spec = variant_record(spec_, cfg.attention.learned_init);
