@@ -230,6 +230,9 @@ one_line_refusal(p, "an existing --out without --force", "--force")
 p = run([EXPORT, runA, "--variant", "xsa", "--out", os.path.join(WORK, "exportA-xsa"), "--force"])
 check(p.returncode == 0 and not [f for f in os.listdir(WORK) if ".tmp-" in f or ".old-" in f],
       "--force replaces it, leaving no temporary folder")
+p = run([EXPORT, runA, "--variant", "xsa", "--out", os.path.join(WORK, "exportA-xsa") + "/", "--force"])
+check(p.returncode == 0 and sorted(os.listdir(os.path.join(WORK, "exportA-xsa"))) == ["README.md", "config.json",
+      "model.safetensors", "pieces.json", "tokenizer.model"], "--out with a trailing slash is the same folder")
 
 killed = os.path.join(WORK, "killed")
 p = train(killed, env={"XSA_FAULT_EXIT_AFTER_STEP": "8"})

@@ -88,8 +88,10 @@ TrainedVariant load_trained_variant(const std::string& run_dir, const std::strin
 
 ExportedModel export_variant(const ExportRequest& request) {
   namespace fs = std::filesystem;
-  const std::string out = request.out_dir;
-  if (out.empty()) throw InputError("--out: empty folder name");
+  if (request.out_dir.empty()) throw InputError("--out: empty folder name");
+  // "exports/xsa/" and "exports/xsa" are one folder: the temporary folder goes beside it, never inside.
+  std::string out = fs::path(request.out_dir).lexically_normal().string();
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
   if (path_exists(out) && !request.force)
     throw InputError(out + ": already exists; pass --force to replace it or choose another --out");
   if (path_exists(out) && !is_directory(out)) throw InputError(out + ": exists and is not a folder");
@@ -144,19 +146,25 @@ ExportedModel export_variant(const ExportRequest& request) {
   // Everything into a temporary folder beside `out`, then one rename (the old export moved aside first).
   const std::string tmp = out + ".tmp-" + std::to_string(::getpid());
   fs::remove_all(tmp);
-  make_directories(tmp);
-  write_file_atomic(tmp + "/model.safetensors", model_safetensors(trained.model, metadata));
-  write_file_atomic(tmp + "/config.json", config_json.dump(2) + "\n");
-  write_file_atomic(tmp + "/tokenizer.model", tokenizer_bytes);
-  write_file_atomic(tmp + "/pieces.json", pieces_bytes);
-  write_file_atomic(tmp + "/README.md", model_card(experiment, trained.run, m));
-  if (path_exists(out)) {
-    const std::string old = out + ".old-" + std::to_string(::getpid());
-    fs::rename(out, old);
-    fs::rename(tmp, out);
-    fs::remove_all(old);
-  } else {
-    fs::rename(tmp, out);
+  try {
+    make_directories(tmp);
+    write_file_atomic(tmp + "/model.safetensors", model_safetensors(trained.model, metadata));
+    write_file_atomic(tmp + "/config.json", config_json.dump(2) + "\n");
+    write_file_atomic(tmp + "/tokenizer.model", tokenizer_bytes);
+    write_file_atomic(tmp + "/pieces.json", pieces_bytes);
+    write_file_atomic(tmp + "/README.md", model_card(experiment, trained.run, m));
+    if (path_exists(out)) {
+      const std::string old = out + ".old-" + std::to_string(::getpid());
+      fs::rename(out, old);
+      fs::rename(tmp, out);
+      fs::remove_all(old);
+    } else {
+      fs::rename(tmp, out);
+    }
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove_all(tmp, ignored);  // never a half-written export left behind
+    throw;
   }
   return m;
 }
