@@ -19,8 +19,10 @@ round), so slow drifts of a shared machine hit them alike.
   5. the length and size table (not with --quick): paired SA+XSA at T from 128 to 8,192 and at 6 layers x
      d 256, with attention.impl fused and explicit side by side (tok/s, MFU, peak RSS, XSA/SA).
 Usage: scripts/bench.sh [--steps N] [--repeats R] [--quick] [--bf16] [--lengths-only]
-       scripts/bench.py --show FILE   reprints the length and size table of a saved bench.json (the tables of
-                                      docs/performance.md are such blocks, checked by scripts/readme_tables.py)
+       scripts/bench.py --show FILE   reprints a saved bench.json: its machine (CPU, LibTorch), the matmul peaks,
+                                      the step time at 1 thread, the fused kernel per instruction set and the
+                                      length and size table (the tables of docs/performance.md are such blocks,
+                                      checked by scripts/readme_tables.py)
 """
 import argparse
 import contextlib
@@ -203,23 +205,159 @@ def print_length_table(rows):
 
 def print_lengths_result(result):
     """The sgemm peak the MFU columns divide by, then the length and size table: what a --lengths-only run
-    prints, and what --show reprints from its bench.json."""
+    prints, and the last part of what --show reprints from its bench.json."""
     peak2 = result["xsa_bench"]["gemm"]["2"]["peak_gflops"]
     print(f"\nsgemm peak through LibTorch, 2 cores: {peak2:.1f} GFLOP/s; {result['steps']} steps per run")
     print_length_table(result["lengths"])
 
 
-def check_lengths_result(result, path):
-    """The fields print_lengths_result reads, each of the kind it formats, so a malformed bench.json is one line
-    naming the file and the field (the catch in show() is only the last line of defence)."""
+def machine_line(micro, reference_torch=None):
+    """The machine a bench ran on, as xsa-bench prints it (CPU, cores, matmul flags, native bf16), and the LibTorch
+    xsa-bench was built with (plus the torch the PyTorch reference ran, where it is known)."""
+    cpu = micro["cpu"]
+    line = (f"CPU: {cpu['model']}, {cpu['cores']} cores; flags: {' '.join(cpu['flags_present']) or '-'}; "
+            f"absent: {' '.join(cpu['flags_absent']) or '-'}; native bf16: {'yes' if cpu['bf16_native'] else 'no'}; "
+            f"LibTorch {micro['torch']}")
+    return line + (f" (PyTorch reference: torch {reference_torch})" if reference_torch else "")
+
+
+def model_line(micro):
+    """The measured model, batch and attention, as xsa-bench's first line names them."""
+    c = micro["config"]
+    m = c["model"]
+    return (f"{m['n_layer']} layers, d_model {m['d_model']}, {m['n_head']} heads × {m['d_head']}, vocab "
+            f"{micro['vocab']}, batch {c['train']['batch_size']} × {c['data']['seq_len']} tokens, attention "
+            f"{c['attention']['impl']}")
+
+
+def print_peaks(micro):
+    """The matmul peaks (the best of the model's shapes, as xsa-bench's matmul table's peak row): fp32 and, where
+    measured, bf16, at 1 and 2 threads."""
+    print("\n| matmul peak through LibTorch (GFLOP/s, best of the model's shapes) | 1 thread | 2 threads |\n"
+          "|---|---|---|")
+    for name, key in (("fp32 (sgemm)", "gemm"), ("bf16", "gemm_bf16")):
+        if key in micro:
+            g = micro[key]
+            print(f"| {name} | {g['1']['peak_gflops']:.1f} | {g['2']['peak_gflops']:.1f} |")
+        else:
+            print(f"| {name} | not measured | not measured |")
+
+
+def print_steps_table(micro):
+    """xsa-bench's step tables at 1 thread (xsa/report/bench_tables.h: steps_table and steps_bf16_table) as one:
+    the fp32 rows, then the bf16 rows with their speed-up over fp32 (the fp32 step time over the bf16 one). MFU is
+    xsa-bench's (one formula), against the 1-thread fp32 peak for both precisions."""
+    print(f"\nStep time at 1 thread, medians of interleaved steps (xsa-bench: {model_line(micro)}):\n")
+    print("| variant | precision | forward+loss ms | backward ms | optimizer ms | step ms | step / SA's | tokens/s | "
+          "MFU % (1-core fp32 peak) | bf16 speed-up (fp32 step / bf16 step) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for prec, steps in (("fp32", micro["steps"]), ("bf16", micro.get("steps_bf16", []))):
+        for st in steps:
+            over_sa = st["step_ms"] / steps[0]["step_ms"] if steps[0]["step_ms"] > 0 else 0.0  # bench_ratio
+            speedup = f"{st['speedup_vs_fp32']:.2f}" if "speedup_vs_fp32" in st else "-"
+            print(f"| {st['variant']} | {prec} | {st['forward_ms']:.1f} | {st['backward_ms']:.1f} | "
+                  f"{st['optimizer_ms']:.1f} | {st['step_ms']:.1f} | {over_sa:.3f} | {st['tokens_per_s']:.0f} | "
+                  f"{100 * st['mfu']:.1f} | {speedup} |")
+    print(f"\nXSA / SA step time (fp32, interleaved): {micro['xsa_over_sa_step_ratio']:.3f}; "
+          f"model FLOPs per token: {micro['flops_per_token'] / 1e6:.2f} M")
+
+
+def flash_kernel_flops(seq_len, d_head):
+    """FLOPs of the fused kernel's matmuls on one (T, D) slice, the causal half of each T x T product: forward
+    2·D·T², backward 5·D·T². The formula of xsa::flash_kernel_flops (src/xsa/records/bench.h), which xsa-bench's
+    kernel table divides by the time."""
+    return 7.0 * d_head * float(seq_len) * float(seq_len)
+
+
+def print_kernels_table(micro):
+    """xsa-bench's "fused attention kernel per instruction set" table (xsa/report/bench_tables.h:
+    flash_kernels_table), the same columns and numbers, from the bench.json."""
+    kernels = micro.get("flash_kernels")
+    print("\nFused attention kernel per instruction set (one slice, 1 thread; GFLOP/s of the causal half):\n")
+    if not kernels:
+        print("not measured in this run")
+        return
+    print("| T | d_head | instruction set | forward ms | backward ms | GFLOP/s | speed-up over baseline |\n"
+          "|---|---|---|---|---|---|---|")
+    for k in kernels:
+        ms = k["forward_ms"] + k["backward_ms"]
+        baseline_ms = 0.0
+        for b in kernels:
+            if b["isa"] == "baseline" and b["seq_len"] == k["seq_len"] and b["d_head"] == k["d_head"]:
+                baseline_ms = b["forward_ms"] + b["backward_ms"]
+        gflops = flash_kernel_flops(k["seq_len"], k["d_head"]) / (ms * 1e6) if ms > 0 else 0.0
+        speedup = baseline_ms / ms if ms > 0 else 0.0
+        print(f"| {k['seq_len']} | {k['d_head']} | {k['isa']} | {k['forward_ms']:.2f} | {k['backward_ms']:.2f} | "
+              f"{gflops:.1f} | {speedup:.2f} |")
+
+
+def print_show(result):
+    """Everything --show reprints from a bench.json, in order: the machine, the matmul peaks, the step time at 1
+    thread, the fused kernel per instruction set, the length and size table."""
+    micro = result["xsa_bench"]
+    torches = sorted({str(r["reference"]["torch"]) for r in result["lengths"] if "torch" in r["reference"]})
+    print(machine_line(micro, ", ".join(torches)))
+    print_peaks(micro)
+    print_steps_table(micro)
+    print_kernels_table(micro)
+    print_lengths_result(result)
+
+
+def check_show_result(result, path):
+    """The fields print_show reads, each of the kind it formats, so a malformed bench.json is one line naming the
+    file and the field (the catch in show() is only the last line of defence)."""
     if not isinstance(result, dict):
         raise InputError(f"{path}: expected a bench.json (a JSON object), got {user_input.json_type(result)}")
     if not result.get("lengths"):
         raise InputError(f"{path}: no length and size table (key 'lengths'; written by --lengths-only or a full run)")
     need(result, "steps", path)
-    gemm = need(need(need(result, "xsa_bench", path, "object"), "gemm", f"{path}: xsa_bench", "object"), "2",
-                f"{path}: xsa_bench.gemm", "object")
-    need(gemm, "peak_gflops", f"{path}: xsa_bench.gemm.2", "number")
+    micro = need(result, "xsa_bench", path, "object")
+    where = f"{path}: xsa_bench"
+    cpu = need(micro, "cpu", where, "object")
+    need(cpu, "model", f"{where}.cpu", "string")
+    need(cpu, "cores", f"{where}.cpu", "integer")
+    for key in ("flags_present", "flags_absent"):
+        for i, flag in enumerate(need(cpu, key, f"{where}.cpu", "array")):
+            user_input.check(flag, f"{where}.cpu.{key}[{i}]", "string")
+    if not isinstance(need(cpu, "bf16_native", f"{where}.cpu"), bool):
+        raise InputError(f"{where}.cpu.bf16_native: expected true or false, got "
+                         f"{user_input.json_type(cpu['bf16_native'])}")
+    need(micro, "torch", where, "string")
+    need(micro, "vocab", where, "integer")
+    config = need(micro, "config", where, "object")
+    for section, keys in (("model", ("n_layer", "d_model", "n_head", "d_head")), ("train", ("batch_size",)),
+                          ("data", ("seq_len",))):
+        part = need(config, section, f"{where}.config", "object")
+        for key in keys:
+            need(part, key, f"{where}.config.{section}", "integer")
+    need(need(config, "attention", f"{where}.config", "object"), "impl", f"{where}.config.attention", "string")
+    for key in ("gemm", "gemm_bf16"):
+        if key == "gemm_bf16" and key not in micro:
+            continue
+        gemm = need(micro, key, where, "object")
+        for threads in ("1", "2"):
+            need(need(gemm, threads, f"{where}.{key}", "object"), "peak_gflops", f"{where}.{key}.{threads}", "number")
+    need(micro, "xsa_over_sa_step_ratio", where, "number")
+    need(micro, "flops_per_token", where, "number")
+    for key in ("steps", "steps_bf16"):
+        if key == "steps_bf16" and key not in micro:
+            continue
+        steps = need(micro, key, where, "array")
+        if not steps:
+            raise InputError(f"{where}.{key}: no step timings")
+        fields = ("forward_ms", "backward_ms", "optimizer_ms", "step_ms", "tokens_per_s", "mfu") + (
+            ("speedup_vs_fp32",) if key == "steps_bf16" else ())
+        for i, st in enumerate(steps):
+            need(st, "variant", f"{where}.{key}[{i}]", "string")
+            for field in fields:
+                need(st, field, f"{where}.{key}[{i}]", "number")
+    if "flash_kernels" in micro:
+        for i, k in enumerate(need(micro, "flash_kernels", where, "array")):
+            need(k, "isa", f"{where}.flash_kernels[{i}]", "string")
+            for field in ("seq_len", "d_head"):
+                need(k, field, f"{where}.flash_kernels[{i}]", "integer")
+            for field in ("forward_ms", "backward_ms"):
+                need(k, field, f"{where}.flash_kernels[{i}]", "number")
     for i, row in enumerate(user_input.check(result["lengths"], f"{path}: lengths", "array")):
         where = f"{path}: lengths[{i}]"
         need(row, "model", where, "string")
@@ -240,13 +378,13 @@ def check_lengths_result(result, path):
 
 
 def show(path):
-    """Renders the whole table before printing it, so a bad file prints its one-line error and no part table."""
+    """Renders everything before printing it, so a bad file prints its one-line error and no part table."""
     try:
         result = user_input.load_json(path, "a bench.json")
-        check_lengths_result(result, path)
+        check_show_result(result, path)
         table = io.StringIO()
         with contextlib.redirect_stdout(table):
-            print_lengths_result(result)
+            print_show(result)
         sys.stdout.write(table.getvalue())
     except InputError as e:
         user_input.fail("bench", e)
@@ -370,8 +508,7 @@ def main():
 
     g1, g2 = micro["gemm"]["1"]["peak_gflops"], micro["gemm"]["2"]["peak_gflops"]
     print("\n## xsa benchmark (default model: 2 layers, d_model 128, 4 heads, vocab 4096, batch 32 x 128)\n")
-    print(f"CPU: {cpu['model']}, {cpu['cores']} cores; flags: {' '.join(cpu['flags_present']) or '-'}; "
-          f"absent: {' '.join(cpu['flags_absent']) or '-'}; native bf16: {'yes' if cpu['bf16_native'] else 'no'}\n")
+    print(machine_line(micro) + "\n")
     print("| figure | measured | target |\n|---|---|---|")
     row("sgemm peak through LibTorch, 1 / 2 cores (GFLOP/s; OpenBLAS threads = cores, best torch count)",
         f"{g1:.1f} / {g2:.1f}")
@@ -414,14 +551,7 @@ def main():
         row("xsa-sweep smoke grid, workers 1 / 2 (s)", f"{s['workers_1']:.1f} / {s['workers_2']:.1f} "
             f"({s['speedup']:.2f}x)", ">= 1.8x" + check(s["speedup"] >= 1.8))
 
-    print(f"\nStep time at 1 thread, medians of interleaved steps (xsa-bench):\n")
-    print("| variant | precision | forward + loss ms | backward ms | optimizer ms | step ms | tok/s | MFU (1-core peak) |")
-    print("|---|---|---|---|---|---|---|---|")
-    for prec, steps in (("fp32", micro["steps"]), ("bf16", micro.get("steps_bf16", []))):
-        for st in steps:
-            print(f"| {st['variant']} | {prec} | {st['forward_ms']:.1f} | {st['backward_ms']:.1f} | "
-                  f"{st['optimizer_ms']:.1f} | {st['step_ms']:.1f} | {st['tokens_per_s']:.0f} | "
-                  f"{100 * st['mfu']:.1f}% |")  # xsa-bench's MFU: one formula
+    print_steps_table(micro)
     if "lengths" in result:
         print_length_table(result["lengths"])
     write_result(result, args.out)

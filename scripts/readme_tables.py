@@ -8,8 +8,9 @@ A generated block in a markdown file is delimited by two HTML comments; the firs
     <!-- /xsa-inspect -->
 
 The tools: `xsa-inspect` (the built executable, with `--format markdown`), `science_compute`
-(scripts/science_compute.py, the compute the science sweeps used) and `bench` (scripts/bench.py --show: the
-length and size table of a committed bench.json). Arguments are relative to the repository.
+(scripts/science_compute.py, the compute the science sweeps used) and `bench` (scripts/bench.py --show: a
+committed bench.json's machine, matmul peaks, step time, fused kernel and length and size tables). Arguments are
+relative to the repository.
 
 The files: every `--readme FILE` and every `*.md` of every `--docs DIR` (both may be repeated); with neither, the
 repository's README.md and docs/*.md. A file without blocks is fine as long as one of the files has some.

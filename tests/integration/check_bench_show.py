@@ -1,7 +1,9 @@
 #!/usr/bin/python3
-"""scripts/bench.py --show on a hand-made bench.json: every cell and ratio of the length and size table against
-values worked out by hand from the file's numbers, a failed measurement shown as its error, and a bad file
-refused with a one-line error naming it. Usage: check_bench_show.py BENCH_PY"""
+"""scripts/bench.py --show on a hand-made bench.json: the machine line, the matmul peaks, every cell of the step
+table (fp32 and bf16 rows) and of the fused kernel table (GFLOP/s of the causal half: 7·D·T² FLOPs, as
+xsa::flash_kernel_flops), and every cell and ratio of the length and size table, against values worked out by hand
+from the file's numbers; a failed measurement shown as its error, and a bad file refused with a one-line error
+naming it. Usage: check_bench_show.py BENCH_PY"""
 import json
 import subprocess
 import sys
@@ -19,7 +21,31 @@ def row(model, T, batch, fused, explicit, ref_tok=800.0):
                                                 "attention": "explicit", "torch": "1.13.0a0"}}
 
 
-BENCH = {"steps": 8, "repeats": 3, "xsa_bench": {"gemm": {"2": {"peak_gflops": 123.45}}}, "lengths": [
+def step(variant, forward, backward, optimizer, step_ms, tok, mfu, **more):
+    return dict({"variant": variant, "forward_ms": forward, "backward_ms": backward, "optimizer_ms": optimizer,
+                 "step_ms": step_ms, "tokens_per_s": tok, "mfu": mfu}, **more)
+
+
+def kernel(isa, T, d_head, forward, backward):
+    return {"isa": isa, "seq_len": T, "d_head": d_head, "forward_ms": forward, "backward_ms": backward}
+
+
+XSA_BENCH = {
+    "cpu": {"model": "Test CPU", "cores": 4, "flags_present": ["avx2", "fma"], "flags_absent": ["amx_bf16"],
+            "bf16_native": False},
+    "torch": "9.9.0", "vocab": 512,
+    "config": {"model": {"n_layer": 3, "d_model": 48, "n_head": 2, "d_head": 24}, "train": {"batch_size": 4},
+               "data": {"seq_len": 64}, "attention": {"impl": "explicit"}},
+    "gemm": {"1": {"peak_gflops": 61.26}, "2": {"peak_gflops": 123.45}},  # no gemm_bf16: not measured
+    "flops_per_token": 2.5e6, "xsa_over_sa_step_ratio": 1.25,
+    "steps": [step("sa", 10, 5, 1, 16, 2000, 0.25), step("xsa", 11, 5, 1, 20, 1600, 0.2)],
+    "steps_bf16": [step("sa", 5, 2.5, 0.5, 8, 4000, 0.5, speedup_vs_fp32=2.0),
+                   step("xsa", 7, 4, 1, 12, 2700, 0.34, speedup_vs_fp32=20 / 12)],
+    # 7·D·T² = 700,000 FLOPs per slice at T = 100, D = 10: in 0.7 ms 1.0 GFLOP/s, in 0.35 ms 2.0
+    "flash_kernels": [kernel("baseline", 100, 10, 0.3, 0.4), kernel("avx2", 100, 10, 0.1, 0.25)],
+}
+
+BENCH = {"steps": 8, "repeats": 3, "xsa_bench": XSA_BENCH, "lengths": [
     row("2 layers, d 128 (default)", 128, 32, side(1000.4, 0.40, 512, 1.01, 2.5), side(900, 0.36, 600, 0.99, 2.25)),
     row("2 layers, d 128", 2048, 2, side(12345.6, 0.50, 640, 1.0, 3.0), side(50, 0.10, 1536, 1.0, 0.6)),
     row("2 layers, d 128", 8192, 1, side(300, 0.62, 900, 1.0, 4.0), {"error": "failed: out of memory"}),
@@ -28,6 +54,19 @@ BENCH = {"steps": 8, "repeats": 3, "xsa_bench": {"gemm": {"2": {"peak_gflops": 1
 ]}
 
 EXPECTED_LINES = [
+    "CPU: Test CPU, 4 cores; flags: avx2 fma; absent: amx_bf16; native bf16: no; LibTorch 9.9.0 "
+    "(PyTorch reference: torch 1.13.0a0)",
+    "| fp32 (sgemm) | 61.3 | 123.5 |",
+    "| bf16 | not measured | not measured |",
+    "Step time at 1 thread, medians of interleaved steps (xsa-bench: 3 layers, d_model 48, 2 heads × 24, vocab 512, "
+    "batch 4 × 64 tokens, attention explicit):",
+    "| sa | fp32 | 10.0 | 5.0 | 1.0 | 16.0 | 1.000 | 2000 | 25.0 | - |",
+    "| xsa | fp32 | 11.0 | 5.0 | 1.0 | 20.0 | 1.250 | 1600 | 20.0 | - |",   # 20 / 16
+    "| sa | bf16 | 5.0 | 2.5 | 0.5 | 8.0 | 1.000 | 4000 | 50.0 | 2.00 |",
+    "| xsa | bf16 | 7.0 | 4.0 | 1.0 | 12.0 | 1.500 | 2700 | 34.0 | 1.67 |",  # 12 / 8 against bf16 SA
+    "XSA / SA step time (fp32, interleaved): 1.250; model FLOPs per token: 2.50 M",
+    "| 100 | 10 | baseline | 0.30 | 0.40 | 1.0 | 1.00 |",
+    "| 100 | 10 | avx2 | 0.10 | 0.25 | 2.0 | 2.00 |",
     "sgemm peak through LibTorch, 2 cores: 123.5 GFLOP/s; 8 steps per run",
     "| 2 layers, d 128 (default) | 128 x 32 | 1,000 | 40% | 0.50 GB | 1.010 | 900 | 36% | 0.59 GB | 0.990 | "
     "2.50x (reference 800 tok/s, torch 1 x OpenBLAS 2, explicit) |",
@@ -54,8 +93,15 @@ def main():
         for want in EXPECTED_LINES:
             if not any(line.startswith(want) for line in lines):
                 failures.append(f"no line starts with: {want}")
-        bad = {"no lengths": {"steps": 8, "xsa_bench": {"gemm": {"2": {"peak_gflops": 1.0}}}},
-               "a row without its reference": dict(BENCH, lengths=[{"model": "x"}])}
+        bad = {"no lengths": {"steps": 8, "xsa_bench": XSA_BENCH},
+               "a row without its reference": dict(BENCH, lengths=[{"model": "x"}]),
+               "no CPU": dict(BENCH, xsa_bench={k: v for k, v in XSA_BENCH.items() if k != "cpu"}),
+               "a kernel without its backward time": dict(BENCH, xsa_bench=dict(
+                   XSA_BENCH, flash_kernels=[{k: v for k, v in kernel("avx2", 1, 1, 1, 1).items()
+                                              if k != "backward_ms"}])),
+               "a bf16 step without its speed-up": dict(BENCH, xsa_bench=dict(
+                   XSA_BENCH, steps_bf16=[step("sa", 1, 1, 1, 3, 1, 0.1)])),
+               "no step timings": dict(BENCH, xsa_bench=dict(XSA_BENCH, steps=[]))}
         for name, doc in bad.items():
             path = f"{d}/bad.json"
             with open(path, "w") as f:
@@ -68,7 +114,7 @@ def main():
                                 f"got exit {out.returncode}, stderr {err!r}, stdout {out.stdout[:80]!r}")
     for f in failures:
         print("FAIL " + f)
-    print(f"check_bench_show: {len(EXPECTED_LINES) + 2} checks, {len(failures)} failed")
+    print(f"check_bench_show: {len(EXPECTED_LINES) + len(bad)} checks, {len(failures)} failed")
     return 1 if failures else 0
 
 

@@ -246,6 +246,16 @@ def cases(py, inspect, work_root):
           lambda w: script(py, "readme_tables.py") + ["--check", "--readme", str(ROOT / "README.md"), "--inspect",
                                                       str(w / "exe")],
           lambda w: [str(w / "exe")])
+    # bench.py --show reads more of a bench.json than the length table: the machine, the steps, the kernels.
+    for name, change in (
+            ("cpu.bf16_native is not true or false", setitem(["xsa_bench", "cpu", "bf16_native"], "yes")),
+            ("a kernel time is a string", setitem(["xsa_bench", "flash_kernels", 0, "forward_ms"], "fast")),
+            ("a bf16 step without its speed-up", delitem(["xsa_bench", "steps_bf16", 0, "speedup_vs_fp32"])),
+            ("no step timings", setitem(["xsa_bench", "steps"], [])),
+            ("the config without its model", delitem(["xsa_bench", "config", "model"]))):
+        extra(f"bench.py --show FILE / {name}",
+              lambda w, c=change: make(w / "bench.json", "file", json_bytes(mutated(BENCH, c))),
+              lambda w: script(py, "bench.py") + ["--show", str(w / "bench.json")], lambda w: [str(w / "bench.json")])
     extra("profile_summary.py FILE / an event that is not an object",
           lambda w: make(w / "t.json", "file", json_bytes({"traceEvents": [17]})),
           lambda w: script(py, "profile_summary.py") + [str(w / "t.json")], lambda w: [str(w / "t.json")])

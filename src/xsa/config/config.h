@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "xsa/config/variant.h"
+#include "xsa/util/choice.h"
 
 namespace xsa {
 
@@ -26,11 +27,6 @@ enum class AttentionImpl { kExplicit, kFused };            // attention.impl
 enum class PrecisionRequest { kFp32, kBf16, kAuto };       // runtime.precision
 enum class OutputGate { kNone, kHeadwise, kElementwise };  // attention.output_gate
 
-template <class E>
-struct Choice {
-  E value;
-  const char* name;
-};
 inline constexpr Choice<PositionEncoding> kPositionEncodings[] = {{PositionEncoding::kRope, "rope"},
                                                                   {PositionEncoding::kLearned, "learned"}};
 inline constexpr Choice<AttentionImpl> kAttentionImpls[] = {{AttentionImpl::kFused, "fused"},
@@ -40,7 +36,8 @@ inline constexpr Choice<PrecisionRequest> kPrecisionRequests[] = {
 inline constexpr Choice<OutputGate> kOutputGates[] = {{OutputGate::kNone, "none"},
                                                       {OutputGate::kHeadwise, "headwise"},
                                                       {OutputGate::kElementwise, "elementwise"}};
-// The table of an enum (overloads picked by a value of the enum).
+// The table of an enum (overloads picked by a value of the enum), for xsa/util/choice.h's choice_name,
+// parse_choice and choice_names.
 inline constexpr const auto& choices_of(PositionEncoding) {
   return kPositionEncodings;
 }
@@ -52,27 +49,6 @@ inline constexpr const auto& choices_of(PrecisionRequest) {
 }
 inline constexpr const auto& choices_of(OutputGate) {
   return kOutputGates;
-}
-
-// The spelling of a value ("fused"), the value of a spelling (nullopt if none), every spelling in table
-// order.
-template <class E>
-const char* choice_name(E value) {
-  for (const auto& c : choices_of(E{}))
-    if (c.value == value) return c.name;
-  return "?";
-}
-template <class E>
-std::optional<E> parse_choice(const std::string& name) {
-  for (const auto& c : choices_of(E{}))
-    if (name == c.name) return c.value;
-  return std::nullopt;
-}
-template <class E>
-std::vector<std::string> choice_names() {
-  std::vector<std::string> names;
-  for (const auto& c : choices_of(E{})) names.push_back(c.name);
-  return names;
 }
 
 struct ModelConfig {

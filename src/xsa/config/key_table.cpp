@@ -49,9 +49,19 @@ std::optional<std::uint64_t> as_unsigned(const YAML::Node& n) {
   return v;
 }
 
+// A number, -0 folded into 0 (+ 0.0), so a config never records "-0".
 std::optional<double> as_number(const YAML::Node& n) {
   if (!is_plain_scalar(n)) return std::nullopt;
-  return parse_plain_number(n.Scalar());
+  const auto v = parse_plain_number(n.Scalar());
+  if (!v) return std::nullopt;
+  return *v + 0.0;
+}
+
+// An integer that fits an int.
+std::optional<int> as_int(const YAML::Node& n) {
+  const auto v = as_integer(n);
+  if (!v || *v < INT32_MIN || *v > INT32_MAX) return std::nullopt;
+  return static_cast<int>(*v);
 }
 
 std::optional<bool> as_bool(const YAML::Node& n) {
@@ -62,6 +72,17 @@ std::optional<bool> as_bool(const YAML::Node& n) {
   return std::nullopt;
 }
 
+// A non-empty string (quoted or not).
+std::optional<std::string> as_non_empty_string(const YAML::Node& n) {
+  if (!n || !n.IsScalar() || n.Scalar().empty()) return std::nullopt;
+  return n.Scalar();
+}
+
+std::optional<std::string> as_string(const YAML::Node& n) {
+  if (!n || !n.IsScalar()) return std::nullopt;
+  return n.Scalar();
+}
+
 }  // namespace
 
 std::optional<VariantSpec> as_variant(const YAML::Node& n, std::string* why) {
@@ -69,67 +90,50 @@ std::optional<VariantSpec> as_variant(const YAML::Node& n, std::string* why) {
   if (auto spec = parse_variant_keyword(n.Scalar(), why)) return spec;
   auto v = as_number(n);
   if (!v || *v < 0.0 || *v > 1.0) return std::nullopt;
-  return VariantSpec{VariantSpec::Kind::kFixed, *v + 0.0, false, {}};  // + 0.0 folds -0 into 0
+  return VariantSpec{VariantSpec::Kind::kFixed, *v, false, {}};
 }
 
 namespace {
 
-// `get` is a generic lambda returning a reference to the field, for both const and mutable configs.
-template <class Get, class Ok>
-Key int_key(const std::string& dotted, Get get, Ok ok, const std::string& expected) {
+// `get` is a generic lambda returning a reference to the field, for both const and mutable configs. `read`
+// turns the YAML node into the field's value (nullopt when it is not one), which `ok` must accept; else the
+// key is refused ("got ..., expected `expected`"). The field is written back as its JSON value.
+template <class Get, class Read, class Ok>
+Key read_key(const std::string& dotted, Get get, Read read, Ok ok, const std::string& expected) {
   return {dotted,
           [=](Config& c, const YAML::Node& n, const Context& ctx) {
-            auto v = as_integer(n);
-            if (!v || *v < INT32_MIN || *v > INT32_MAX || !ok(*v)) fail_got(ctx, dotted, n, expected);
-            get(c) = static_cast<int>(*v);
-          },
-          [=](const Config& c) { return nlohmann::json(get(c)); }};
-}
-
-template <class Get>
-Key u64_key(const std::string& dotted, Get get) {
-  return {dotted,
-          [=](Config& c, const YAML::Node& n, const Context& ctx) {
-            auto v = as_unsigned(n);
-            if (!v) fail_got(ctx, dotted, n, "an integer >= 0");
-            get(c) = *v;
-          },
-          [=](const Config& c) { return nlohmann::json(get(c)); }};
-}
-
-template <class Get, class Ok>
-Key double_key(const std::string& dotted, Get get, Ok ok, const std::string& expected) {
-  return {dotted,
-          [=](Config& c, const YAML::Node& n, const Context& ctx) {
-            auto v = as_number(n);
+            const auto v = read(n);
             if (!v || !ok(*v)) fail_got(ctx, dotted, n, expected);
-            get(c) = *v + 0.0;
-          },
-          [=](const Config& c) { return nlohmann::json(get(c)); }};
-}
-
-template <class Get>
-Key bool_key(const std::string& dotted, Get get) {
-  return {dotted,
-          [=](Config& c, const YAML::Node& n, const Context& ctx) {
-            auto v = as_bool(n);
-            if (!v) fail_got(ctx, dotted, n, "true or false");
             get(c) = *v;
           },
           [=](const Config& c) { return nlohmann::json(get(c)); }};
 }
 
-// A non-empty string.
-template <class Get>
-Key string_key(const std::string& dotted, Get get, bool may_be_empty = false) {
-  return {dotted,
-          [=](Config& c, const YAML::Node& n, const Context& ctx) {
-            if (!n || !n.IsScalar() || (n.Scalar().empty() && !may_be_empty))
-              fail_got(ctx, dotted, n, may_be_empty ? "a string" : "a non-empty string");
-            get(c) = n.Scalar();
-          },
-          [=](const Config& c) { return nlohmann::json(get(c)); }};
-}
+// A kind of key: how its value is read and what an error says it expected. Called as
+// kind(dotted, field) for any value the reader accepts, or kind(dotted, field, ok, expected) for the values
+// `ok` accepts.
+template <class T>
+struct KeyKind {
+  std::optional<T> (*read)(const YAML::Node&);
+  const char* expected;
+
+  static bool any(const T&) { return true; }
+
+  template <class Get>
+  Key operator()(const std::string& dotted, Get get) const {
+    return read_key(dotted, get, read, any, expected);
+  }
+  template <class Get, class Ok>
+  Key operator()(const std::string& dotted, Get get, Ok ok, const std::string& narrower) const {
+    return read_key(dotted, get, read, ok, narrower);
+  }
+};
+const KeyKind<int> int_key{as_int, "an integer"};
+const KeyKind<std::uint64_t> u64_key{as_unsigned, "an integer >= 0"};
+const KeyKind<double> double_key{as_number, "a number"};
+const KeyKind<bool> bool_key{as_bool, "true or false"};
+const KeyKind<std::string> string_key{as_non_empty_string, "a non-empty string"};
+const KeyKind<std::string> optional_string_key{as_string, "a string (empty for none)"};
 
 // One of an enum's spellings (config.h's choice tables), read into the enum and written back as its spelling.
 template <class Get>
@@ -196,7 +200,7 @@ const std::vector<Key>& keys() {
     k.push_back(bool_key("model.embed_norm", XSA_FIELD(c.model.embed_norm)));
     k.push_back(bool_key("model.qk_norm", XSA_FIELD(c.model.qk_norm)));
     k.push_back(bool_key("model.tie_embeddings", XSA_FIELD(c.model.tie_embeddings)));
-    k.push_back(string_key("model.init_from", XSA_FIELD(c.model.init_from), /*may_be_empty=*/true));
+    k.push_back(optional_string_key("model.init_from", XSA_FIELD(c.model.init_from)));
 
     k.push_back({"attention.variants",
                  [](Config& c, const YAML::Node& n, const Context& ctx) {

@@ -30,17 +30,18 @@ double flash_kernel_flops(int seq_len, int d_head) {
   return 7.0 * d_head * T * T;
 }
 
+// The records written as they are, each key the member's name (the JSON keys scripts/bench.py reads).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepTiming, variant, forward_ms, backward_ms, optimizer_ms, step_ms,
+                                   tokens_per_s)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FlashKernelTiming, isa, seq_len, d_head, forward_ms, backward_ms)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BenchCpu, model, flags_present, flags_absent, cores, bf16_native)
+
 namespace {
 
 json step_json(const StepRow& row) {
-  const StepTiming& s = *row.step;
-  return {{"variant", s.variant},
-          {"forward_ms", s.forward_ms},
-          {"backward_ms", s.backward_ms},
-          {"optimizer_ms", s.optimizer_ms},
-          {"step_ms", s.step_ms},
-          {"tokens_per_s", s.tokens_per_s},
-          {"mfu", row.mfu}};
+  json s = *row.step;
+  s["mfu"] = row.mfu;
+  return s;
 }
 
 json gemm_json(const GemmRates& g) {
@@ -69,12 +70,7 @@ json bench_results_json(const BenchResults& r) {
   json out = {{"config", r.config},
               {"vocab", r.vocab},
               {"torch", r.torch_version},
-              {"cpu",
-               {{"model", r.cpu.model},
-                {"flags_present", r.cpu.flags_present},
-                {"flags_absent", r.cpu.flags_absent},
-                {"cores", r.cpu.cores},
-                {"bf16_native", r.cpu.bf16_native}}},
+              {"cpu", r.cpu},
               {"gemm", gemm_json(r.gemm)},
               {"flops_per_token", r.flops_per_token},
               {"xsa_over_sa_step_ratio", r.xsa_over_sa_step_ratio()}};
@@ -106,16 +102,7 @@ json bench_results_json(const BenchResults& r) {
     out["by_seq_len"] = by_seq;
     out["by_d_model"] = by_width;
   }
-  if (!r.flash_kernels.empty()) {
-    json kernels = json::array();
-    for (const auto& k : r.flash_kernels)
-      kernels.push_back({{"isa", k.isa},
-                         {"seq_len", k.seq_len},
-                         {"d_head", k.d_head},
-                         {"forward_ms", k.forward_ms},
-                         {"backward_ms", k.backward_ms}});
-    out["flash_kernels"] = kernels;
-  }
+  if (!r.flash_kernels.empty()) out["flash_kernels"] = r.flash_kernels;
   return out;
 }
 

@@ -87,6 +87,7 @@ std::vector<StepRow> step_rows(const BenchResults& results, const std::vector<St
 
 // FLOPs of the fused kernel's matmuls on one (T, D) slice, counting the causal half of each T × T product:
 // forward q·kᵀ and p·v (2 · D · T²), backward the recomputed q·kᵀ and four more (5 · D · T²).
+// scripts/bench.py --show repeats the formula (flash_kernel_flops) for a saved bench.json's kernel table.
 double flash_kernel_flops(int seq_len, int d_head);
 
 }  // namespace xsa

@@ -9,32 +9,6 @@ using nlohmann::json;
 
 namespace xsa {
 
-const char* point_status_name(PointStatus status) {
-  switch (status) {
-    case PointStatus::kRunning:
-      return "running";
-    case PointStatus::kDone:
-      return "done";
-    case PointStatus::kFailed:
-      return "failed";
-    case PointStatus::kInterrupted:
-      return "interrupted";
-    case PointStatus::kHeld:
-      return "held";
-    case PointStatus::kSkipped:
-      return "skipped";
-    case PointStatus::kPending:
-      break;
-  }
-  return "pending";
-}
-
-std::optional<PointStatus> parse_point_status(const std::string& name) {
-  for (PointStatus s : kPointStatuses)
-    if (name == point_status_name(s)) return s;
-  return std::nullopt;
-}
-
 namespace {
 
 json optional_int(const std::optional<int>& v) {
@@ -122,7 +96,7 @@ json to_json(const SweepSummary& s) {
                       {"message", p.message},
                       {"wall_s", p.wall_s}});
   json counts = json::object();
-  for (PointStatus status : kPointStatuses) counts[point_status_name(status)] = s.count(status);
+  for (const auto& status : kPointStatuses) counts[status.name] = s.count(status.value);
   return {{"schema", kSweepSummarySchema},
           {"name", s.name},
           {"sweep_file", s.sweep_file},

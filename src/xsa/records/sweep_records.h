@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "xsa/util/choice.h"
+
 namespace xsa {
 
 // Where a point is. The runner uses every value; the files record them by name (point_status_name).
@@ -21,12 +23,23 @@ enum class PointStatus {
   kHeld,         // another live process holds its claim
   kSkipped,      // done before this process looked, or by another process
 };
-inline constexpr PointStatus kPointStatuses[] = {
-    PointStatus::kPending,     PointStatus::kRunning, PointStatus::kDone,   PointStatus::kFailed,
-    PointStatus::kInterrupted, PointStatus::kHeld,    PointStatus::kSkipped};
-// "pending" | "running" | "done" | "failed" | "interrupted" | "held" | "skipped"
-const char* point_status_name(PointStatus status);
-std::optional<PointStatus> parse_point_status(const std::string& name);
+// Every status with the name the files record it by, in the order the summaries count them.
+inline constexpr Choice<PointStatus> kPointStatuses[] = {{PointStatus::kPending, "pending"},
+                                                         {PointStatus::kRunning, "running"},
+                                                         {PointStatus::kDone, "done"},
+                                                         {PointStatus::kFailed, "failed"},
+                                                         {PointStatus::kInterrupted, "interrupted"},
+                                                         {PointStatus::kHeld, "held"},
+                                                         {PointStatus::kSkipped, "skipped"}};
+inline constexpr const auto& choices_of(PointStatus) {
+  return kPointStatuses;
+}
+inline const char* point_status_name(PointStatus status) {
+  return choice_name(status);
+}
+inline std::optional<PointStatus> parse_point_status(const std::string& name) {
+  return parse_choice<PointStatus>(name);
+}
 
 // Who ran (or runs) a point: the claim holder.
 struct ProcessRecord {

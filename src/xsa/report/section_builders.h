@@ -54,6 +54,18 @@ Columns<Row> length_columns(Key key) {
           of_key<Row>(batch_column(), key)};
 }
 
+// The paired Δ of a row, `delta(row)`: its mean (`mean_key`, headed `mean_header`) and 95% CI bounds, signed,
+// at `decimals`.
+template <class Row, class Delta>
+Columns<Row> delta_ci_columns(const std::string& mean_key, const std::string& mean_header, int decimals,
+                              Delta delta) {
+  return {{{mean_key, mean_header, decimals, true}, [delta](const Row& r) { return Cell(delta(r).mean); }},
+          {{"delta_ci_low", "Δ 95% CI low", decimals, true},
+           [delta](const Row& r) { return opt_cell(delta(r).low); }},
+          {{"delta_ci_high", "Δ 95% CI high", decimals, true},
+           [delta](const Row& r) { return opt_cell(delta(r).high); }}};
+}
+
 // A budget series and the budgets a row covers: the first columns of every table over budget_series.
 struct BudgetHead {
   GroupKey key;

@@ -10,6 +10,26 @@ namespace xsa::report {
 
 using namespace stats;  // the report is written in the statistics vocabulary (xsa/stats/stats.h)
 
+namespace {
+
+// A trend section (sections_trends.cpp): per seed, the slope of the improvement over log2 `x` as `axis`
+// grows, for the groups `per` names; empty without results at two or more `points`. The three read alike by
+// construction.
+Section trend_section(const std::string& key, const std::string& axis, const std::string& x,
+                      const std::string& per, const std::string& points,
+                      std::function<void(const SectionInputs&, Table&)> build) {
+  return {
+      key,
+      "Trend with " + axis + " (slope of the improvement over log2 " + x + " per seed, 95% CI over seeds)",
+      "per " + per + ": slope of the gain per doubling of " + x,
+      "_No variant has results at two or more " + points + "._",
+      false,
+      false,
+      std::move(build)};
+}
+
+}  // namespace
+
 const std::vector<Section>& sections() {
   static const std::vector<Section> registry = {
       {"paired", "Paired runs", "one row per run: final val loss ± SEM, Δ and improvement vs its baseline",
@@ -21,11 +41,8 @@ const std::vector<Section>& sections() {
        "per λ and budget: the comparison next to tokens, epochs, val − train gap and the val trend at the "
        "end",
        "", false, false, build_by_budget},
-      {"budget_trend",
-       "Trend with the training budget (slope of the improvement over log2 steps per seed, 95% CI over "
-       "seeds)",
-       "per variant, length and batch: slope of the gain per doubling of steps",
-       "_No variant has results at two or more training budgets._", false, false, build_budget_trend},
+      trend_section("budget_trend", "the training budget", "steps", "variant, length and batch",
+                    "training budgets", build_budget_trend),
       {"budget_trend_change",
        "Change of the budget trend (per seed, slope over the last interval of budgets minus slope over the "
        "first, per doubling of steps; 95% CI over seeds)",
@@ -34,15 +51,10 @@ const std::vector<Section>& sections() {
        build_budget_trend_change},
       {"by_seq_len", "By sequence length (paired over seeds)",
        "per length, batch, budget and λ: the comparison with 95% t CIs", "", false, false, build_by_seq_len},
-      {"seq_len_trend",
-       "Trend with sequence length (slope of the improvement over log2 T per seed, 95% CI over seeds)",
-       "per variant, budget and length design: slope of the gain per doubling of T",
-       "_No variant has results at two or more sequence lengths._", false, false, build_seq_len_trend},
-      {"size_trend",
-       "Trend with model size (slope of the improvement over log2 non-embedding parameters per seed, 95% CI "
-       "over seeds)",
-       "per variant, lr, budget and length: slope of the gain per doubling of non-embedding parameters",
-       "_No variant has results at two or more model sizes._", false, false, build_size_trend},
+      trend_section("seq_len_trend", "sequence length", "T", "variant, budget and length design",
+                    "sequence lengths", build_seq_len_trend),
+      trend_section("size_trend", "model size", "non-embedding parameters", "variant, lr, budget and length",
+                    "model sizes", build_size_trend),
       {"lr_selection",
        "Learning-rate selection (each arm at its own best lr; paired over the seeds that have every lr)",
        "per comparison with two or more lrs: each arm's best lr and the variant − baseline Δ at them, "

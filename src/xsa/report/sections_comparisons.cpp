@@ -35,22 +35,25 @@ std::vector<GroupRow> group_rows(const std::vector<Group>& groups) {
 }
 
 const Columns<GroupStats>& group_stat_columns() {
-  static const Columns<GroupStats> columns = {
-      {{"n", "n"}, [](const GroupStats& s) { return count_cell(s.delta.n); }},
-      {{"favouring", "seeds favouring variant"}, [](const GroupStats& s) { return count_cell(s.favouring); }},
-      {{"mean_improvement_pct", "mean improvement %", 2, true},
-       [](const GroupStats& s) { return Cell(s.improvement.mean); }},
-      {{"improvement_ci_low", "improvement 95% CI low", 2, true},
-       [](const GroupStats& s) { return opt_cell(s.improvement.low); }},
-      {{"improvement_ci_high", "improvement 95% CI high", 2, true},
-       [](const GroupStats& s) { return opt_cell(s.improvement.high); }},
-      {{"mean_delta", "mean Δ", 4, true}, [](const GroupStats& s) { return Cell(s.delta.mean); }},
-      {{"delta_ci_low", "Δ 95% CI low", 4, true}, [](const GroupStats& s) { return opt_cell(s.delta.low); }},
-      {{"delta_ci_high", "Δ 95% CI high", 4, true},
-       [](const GroupStats& s) { return opt_cell(s.delta.high); }},
-      {{"verdict", "verdict"},
-       [](const GroupStats& s) { return Cell(verdict_name(verdict_for_loss_delta(s.delta))); }},
-  };
+  static const Columns<GroupStats> columns = [] {
+    Columns<GroupStats> c = {
+        {{"n", "n"}, [](const GroupStats& s) { return count_cell(s.delta.n); }},
+        {{"favouring", "seeds favouring variant"},
+         [](const GroupStats& s) { return count_cell(s.favouring); }},
+        {{"mean_improvement_pct", "mean improvement %", 2, true},
+         [](const GroupStats& s) { return Cell(s.improvement.mean); }},
+        {{"improvement_ci_low", "improvement 95% CI low", 2, true},
+         [](const GroupStats& s) { return opt_cell(s.improvement.low); }},
+        {{"improvement_ci_high", "improvement 95% CI high", 2, true},
+         [](const GroupStats& s) { return opt_cell(s.improvement.high); }},
+    };
+    append(c, delta_ci_columns<GroupStats>(
+                  "mean_delta", "mean Δ", 4,
+                  [](const GroupStats& s) -> const PairedInterval& { return s.delta; }));
+    c.push_back({{"verdict", "verdict"},
+                 [](const GroupStats& s) { return Cell(verdict_name(verdict_for_loss_delta(s.delta))); }});
+    return c;
+  }();
   return columns;
 }
 
@@ -249,17 +252,15 @@ void build_eval_curve(const SectionInputs& in, Table& t) {
     }
   }
   Columns<Row> columns = group_head_columns<Row>([](const Row& r) -> const Group& { return *r.group; });
-  append(
-      columns,
-      {
-          {{"step", "step"}, [](const Row& r) { return Cell(r.step); }},
-          {{"n", "n"}, [](const Row& r) { return count_cell(r.delta.n); }},
-          {{"base_val_loss", "base val loss", 4}, [](const Row& r) { return Cell(r.base_mean); }},
-          {{"var_val_loss", "variant val loss", 4}, [](const Row& r) { return Cell(r.var_mean); }},
-          {{"mean_delta", "mean Δ", 4, true}, [](const Row& r) { return Cell(r.delta.mean); }},
-          {{"delta_ci_low", "Δ 95% CI low", 4, true}, [](const Row& r) { return opt_cell(r.delta.low); }},
-          {{"delta_ci_high", "Δ 95% CI high", 4, true}, [](const Row& r) { return opt_cell(r.delta.high); }},
-      });
+  append(columns,
+         {
+             {{"step", "step"}, [](const Row& r) { return Cell(r.step); }},
+             {{"n", "n"}, [](const Row& r) { return count_cell(r.delta.n); }},
+             {{"base_val_loss", "base val loss", 4}, [](const Row& r) { return Cell(r.base_mean); }},
+             {{"var_val_loss", "variant val loss", 4}, [](const Row& r) { return Cell(r.var_mean); }},
+         });
+  append(columns, delta_ci_columns<Row>("mean_delta", "mean Δ", 4,
+                                        [](const Row& r) -> const PairedInterval& { return r.delta; }));
   fill_table(t, columns, rows);
 }
 

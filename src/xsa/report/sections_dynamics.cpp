@@ -73,17 +73,14 @@ void build_plateau_escape(const SectionInputs& in, Table& t) {
   }
   Columns<Row> columns = group_head_columns<Row>([](const Row& r) -> const Group& { return *r.group; });
   append(columns, length_columns<Row>([](const Row& r) -> const GroupKey& { return r.group->key; }));
-  append(
-      columns,
-      {
-          {{"n", "n"}, [](const Row& r) { return count_cell(r.delta.n); }},
-          {{"level", "level (val loss)", 3}, [](const Row& r) { return Cell(r.level); }},
-          {{"base_step", "base escape step", 0}, [](const Row& r) { return Cell(r.base_step); }},
-          {{"var_step", "variant escape step", 0}, [](const Row& r) { return Cell(r.var_step); }},
-          {{"mean_delta_steps", "mean Δ steps", 0, true}, [](const Row& r) { return Cell(r.delta.mean); }},
-          {{"delta_ci_low", "Δ 95% CI low", 0, true}, [](const Row& r) { return opt_cell(r.delta.low); }},
-          {{"delta_ci_high", "Δ 95% CI high", 0, true}, [](const Row& r) { return opt_cell(r.delta.high); }},
-      });
+  append(columns, {
+                      {{"n", "n"}, [](const Row& r) { return count_cell(r.delta.n); }},
+                      {{"level", "level (val loss)", 3}, [](const Row& r) { return Cell(r.level); }},
+                      {{"base_step", "base escape step", 0}, [](const Row& r) { return Cell(r.base_step); }},
+                      {{"var_step", "variant escape step", 0}, [](const Row& r) { return Cell(r.var_step); }},
+                  });
+  append(columns, delta_ci_columns<Row>("mean_delta_steps", "mean Δ steps", 0,
+                                        [](const Row& r) -> const PairedInterval& { return r.delta; }));
   fill_table(t, columns, rows);
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 
@@ -144,17 +145,11 @@ Verdict verdict_for_loss_delta(const PairedInterval& ci) {
 }
 
 std::string verdict_name(Verdict v) {
-  switch (v) {
-    case Verdict::kBetter:
-      return "better";
-    case Verdict::kWorse:
-      return "worse";
-    case Verdict::kWithinNoise:
-      return "within noise";
-    case Verdict::kUndefined:
-      break;
-  }
-  return "undefined (n=1)";
+  // Indexed by the enum's value (kBetter, kWorse, kWithinNoise, kUndefined).
+  static constexpr const char* kNames[] = {"better", "worse", "within noise", "undefined (n=1)"};
+  static_assert(std::size(kNames) == static_cast<std::size_t>(Verdict::kUndefined) + 1);
+  const auto i = static_cast<std::size_t>(v);
+  return i < std::size(kNames) ? kNames[i] : kNames[std::size(kNames) - 1];
 }
 
 std::string sign_verdict(const PairedInterval& ci, const std::string& above, const std::string& below) {

@@ -19,8 +19,8 @@ TEST(SweepRecords, StatusNamesAreTheFilesSpelling) {
                                           "interrupted", "held",    "skipped"};
   ASSERT_EQ(std::size(kPointStatuses), names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
-    EXPECT_EQ(point_status_name(kPointStatuses[i]), names[i]);
-    EXPECT_EQ(parse_point_status(names[i]), kPointStatuses[i]);
+    EXPECT_EQ(point_status_name(kPointStatuses[i].value), names[i]);
+    EXPECT_EQ(parse_point_status(names[i]), kPointStatuses[i].value);
   }
   EXPECT_FALSE(parse_point_status("Done"));
   EXPECT_FALSE(parse_point_status(""));
