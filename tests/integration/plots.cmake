@@ -1,7 +1,6 @@
 # scripts/plot_results.py on the report fixtures (a single paired run + a two-shard sweep): every plot has
 # data there, so all four PNGs must be written and be PNG files. Debian's python3 (python3-matplotlib), not
 # whatever python3 is first on PATH.
-set(XSA_PLOT_PYTHON /usr/bin/python3 CACHE FILEPATH "python with matplotlib for scripts/plot_results.py")
 set(_plots_out ${CMAKE_BINARY_DIR}/tests/plots_out)
 add_test(NAME plots.fixtures_write_all_pngs
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${_plots_out}

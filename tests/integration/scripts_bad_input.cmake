@@ -4,7 +4,6 @@
 # missing path), given as an argument, in a folder it walks or in a README block: exit 2, one line on stderr
 # naming the file, no traceback, nothing on stdout or in --out, within 60 s (a FIFO read would block). GitHub
 # issue 40. Debian's python3 (the plot scripts need python3-matplotlib), as plots.cmake.
-set(XSA_PLOT_PYTHON /usr/bin/python3 CACHE FILEPATH "python with matplotlib for scripts/plot_results.py")
 add_test(NAME integration.scripts_bad_input_one_line
   COMMAND ${XSA_PLOT_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/scripts_bad_input_test.py $<TARGET_FILE:xsa-inspect>
     --python ${XSA_PLOT_PYTHON})
