@@ -235,7 +235,11 @@ check(p.returncode == 0 and sorted(os.listdir(os.path.join(WORK, "exportA-xsa"))
       "model.safetensors", "pieces.json", "tokenizer.model"], "--out with a trailing slash is the same folder")
 
 killed = os.path.join(WORK, "killed")
-p = train(killed, env={"XSA_FAULT_EXIT_AFTER_STEP": "8"})
+# One worker: sa trains first, so the process ends right after sa's step-8 checkpoint, whatever the machine's load
+# (with two workers xsa could reach step 8 before sa had written any checkpoint).
+p = train(killed, "runtime.workers=1", env={"XSA_FAULT_EXIT_AFTER_STEP": "8"})
+check(os.path.exists(os.path.join(killed, "checkpoints", "sa.pt")) and not os.path.exists(
+    os.path.join(killed, "results.json")), "a run killed after step 8 leaves sa's step-8 checkpoint, no results.json")
 p = run([EXPORT, killed, "--variant", "xsa", "--out", os.path.join(WORK, "x2")])
 one_line_refusal(p, "a run that has not finished", "no results.json")
 mixed = os.path.join(WORK, "mixed")
