@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "xsa/util/error.h"
+#include "xsa/util/number_text.h"
 
 namespace xsa::key_table {
 
@@ -156,14 +157,6 @@ const auto at_least = [](long long lo) { return [lo](long long v) { return v >= 
 // refused when the config is read instead of surfacing hours later (docs/guide.md "Config" lists the limits).
 template <class Get>
 Key count_key(const std::string& dotted, Get get, long long lo, long long hi, const std::string& note = "") {
-  auto with_commas = [](long long v) {
-    std::string digits = std::to_string(v), out;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-      if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-      out += digits[i];
-    }
-    return out;
-  };
   return int_key(
       dotted, get, [lo, hi](long long v) { return v >= lo && v <= hi; },
       "an integer in [" + with_commas(lo) + ", " + with_commas(hi) + "]" + note);

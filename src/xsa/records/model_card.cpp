@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "xsa/util/number_text.h"
+
 namespace xsa {
 
 namespace {
@@ -11,15 +13,6 @@ std::string fmt(const char* format, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, v);
   return buf;
-}
-
-std::string with_commas(std::int64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
 }
 
 // "the paired Δ against the run's baseline": from results.json's comparisons (the first run is the baseline).

@@ -14,6 +14,7 @@
 #include "xsa/config/config.h"
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
+#include "xsa/util/number_text.h"
 #include "xsa/util/yaml_text.h"
 
 namespace fs = std::filesystem;
@@ -31,15 +32,6 @@ std::string filesystem_safe(const std::string& text) {
   }
   if (out.empty()) return "empty";
   if (out[0] == '.') out[0] = '-';  // never a hidden folder or ".."
-  return out;
-}
-
-std::string with_commas(std::size_t v) {
-  std::string digits = std::to_string(v), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
   return out;
 }
 
