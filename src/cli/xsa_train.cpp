@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -14,10 +15,12 @@
 #include "xsa/data/pieces.h"
 #include "xsa/data/token_data.h"
 #include "xsa/report/run_summary.h"
+#include "xsa/train/ranks.h"
 #include "xsa/train/trainer.h"
 #include "xsa/util/cli_main.h"
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
+#include "xsa/util/local_ranks.h"
 #include "xsa/util/stop_signal.h"
 
 namespace {
@@ -29,6 +32,8 @@ struct TrainOptions {
   bool resume = false;
   bool force = false;
   bool quiet = false;
+  int ranks = 0;                  // --ranks N: start N local ranks of one data-parallel run
+  std::vector<std::string> argv;  // the command line, for the ranks --ranks starts
 };
 
 void setup_train_command(CLI::App& app, TrainOptions& opt) {
@@ -41,6 +46,11 @@ void setup_train_command(CLI::App& app, TrainOptions& opt) {
   app.add_flag("--resume", opt.resume, "continue an interrupted run from its checkpoints");
   app.add_flag("--force", opt.force, "overwrite a finished run in the output folder / start over");
   app.add_flag("--quiet,-q", opt.quiet, "no progress output");
+  app.add_option(
+         "--ranks", opt.ranks,
+         "train as N data-parallel ranks on this machine (c10d/Gloo on 127.0.0.1; train.batch_size is "
+         "global and must divide by N)")
+      ->check(CLI::Range(1, 1024));
   app.set_version_flag("--version", std::string("xsa ") + XSA_VERSION + " (LibTorch " + TORCH_VERSION + ")");
 }
 
@@ -82,9 +92,39 @@ void print_summary(const xsa::ExperimentResult& results, const std::string& out)
   std::cout << "\nresults: " << out << "/results.json  " << line << "\n";
 }
 
+// The command line without --ranks N, for the ranks it starts.
+std::vector<std::string> rank_command(const std::vector<std::string>& argv) {
+  std::vector<std::string> out{"/proc/self/exe"};
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    if (argv[i] == "--ranks") {
+      ++i;
+    } else if (argv[i].rfind("--ranks=", 0) != 0) {
+      out.push_back(argv[i]);
+    }
+  }
+  out[0] = std::filesystem::read_symlink("/proc/self/exe").string();
+  return out;
+}
+
+void check_divides(const xsa::Config& cfg, int world) {
+  if (cfg.train.batch_size % world != 0) {
+    throw xsa::InputError("train.batch_size " + std::to_string(cfg.train.batch_size) +
+                          " does not divide by the " + std::to_string(world) +
+                          " ranks (the batch size is global: each rank takes batch_size / ranks)");
+  }
+}
+
 int run_train(const TrainOptions& opt) {
   // Everything that can be wrong with the input is checked before the output folder is touched.
   xsa::Config cfg = xsa::load_config(opt.config_path, opt.overrides);
+  const xsa::RankInfo ranks = xsa::rank_info_from_environment();
+  if (opt.ranks > 0) {
+    if (ranks.distributed())
+      throw xsa::InputError("--ranks starts ranks itself: unset RANK/WORLD_SIZE first");
+    check_divides(cfg, opt.ranks);
+    if (opt.ranks > 1) return xsa::run_local_ranks(rank_command(opt.argv), opt.ranks, "xsa-train");
+  }
+  check_divides(cfg, ranks.world_size);
   xsa::TokenDataset data = xsa::TokenDataset::load(cfg.data.dir);
   xsa::PiecesDecoder decoder = xsa::PiecesDecoder::load(cfg.data.dir);
   xsa::check_data_fits(cfg, data);
@@ -97,9 +137,10 @@ int run_train(const TrainOptions& opt) {
                            opt.config_path + (opt.overrides.empty() ? "" : " (with its --set overrides)"));
   }
   const std::string out = opt.out_dir.empty() ? "runs/" + cfg.name : opt.out_dir;
-  check_output_folder(out, opt);
+  if (ranks.rank == 0) check_output_folder(out, opt);  // rank 0 alone writes there
+  const bool quiet = opt.quiet || ranks.rank != 0;
 
-  if (!opt.quiet) {
+  if (!quiet) {
     std::cout << "xsa-train: " << cfg.name << ": " << cfg.attention.variants.size() << " variants, "
               << cfg.train.steps << " steps of " << cfg.train.batch_size << "x" << cfg.data.seq_len
               << " tokens, data " << data.dir << " (vocab " << data.meta.vocab_size << "), memory ~"
@@ -109,15 +150,26 @@ int run_train(const TrainOptions& opt) {
   }
   // From here SIGTERM checkpoints at the next step boundary and exits with kExitInterrupted (75).
   xsa::install_stop_signal_handler();
-  xsa::ExperimentOptions options{out, opt.resume, opt.quiet, xsa::config_to_yaml(cfg)};
+  xsa::ExperimentOptions options{out, opt.resume, quiet, xsa::config_to_yaml(cfg), ranks};
   xsa::ExperimentResult results = xsa::run_paired_experiment(cfg, data, decoder, options);
+  if (ranks.rank != 0) return xsa::kExitOk;
   xsa::write_file_atomic(out + "/results.json", xsa::to_json(results).dump(1) + "\n");
-  if (!opt.quiet) print_summary(results, out);
+  if (!quiet) print_summary(results, out);
   return xsa::kExitOk;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  return xsa::cli_main<TrainOptions>(argc, argv, "xsa-train", setup_train_command, run_train);
+  // A rank of several names itself in every line it prints (RANK: torchrun and --ranks; SLURM_PROCID: srun).
+  std::string program = "xsa-train";
+  const char* world = std::getenv("WORLD_SIZE");
+  const char* rank = std::getenv("RANK");
+  if (world == nullptr) world = std::getenv("SLURM_NTASKS"), rank = std::getenv("SLURM_PROCID");
+  if (world != nullptr && rank != nullptr && std::atoi(world) > 1) program += std::string(" rank ") + rank;
+  return xsa::cli_main<TrainOptions>(argc, argv, program.c_str(), setup_train_command,
+                                     [&](TrainOptions& opt) {
+                                       opt.argv.assign(argv, argv + argc);
+                                       return run_train(opt);
+                                     });
 }
