@@ -7,7 +7,10 @@
 #include <cstdlib>
 #include <exception>
 #include <functional>
+#include <future>
+#include <memory>
 #include <string>
+#include <thread>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -30,6 +33,16 @@ std::string first_line(const std::exception& e) {
 std::vector<std::uint8_t> bytes(const std::string& s) {
   return {s.begin(), s.end()};
 }
+
+// LibTorch 2.4 added TCPStoreOptions::useLibUV (default true; whether libuv is compiled in depends on the
+// build): ask for the classic server wherever the option exists, so every LibTorch runs the same store.
+// Chosen by the option's presence (SFINAE), not by a version number.
+template <typename Options>
+auto use_classic_store(Options& o, int) -> decltype(o.useLibUV = false, void()) {
+  o.useLibUV = false;
+}
+template <typename Options>
+void use_classic_store(Options&, long) {}
 
 std::string short_hash(const std::string& h) {
   return h.substr(0, 12);
@@ -89,9 +102,26 @@ class GlooDistributed final : public Distributed {
     opts.numWorkers = static_cast<std::size_t>(info.world_size);
     opts.waitWorkers = true;  // the server returns once every rank has connected, or throws at the timeout
     opts.timeout = std::chrono::seconds(timeout_s);
+    use_classic_store(opts, 0);
     const std::string where = info.master_addr + ":" + std::to_string(info.master_port);
+    // On its own thread with a deadline: a client that reached a foreign program listening on the port would
+    // wait for its answer forever (the handshake has no timeout in LibTorch 1.13).
+    auto promise = std::make_shared<std::promise<c10::intrusive_ptr<c10d::Store>>>();
+    auto future = promise->get_future();
+    std::thread([promise, addr = info.master_addr, opts] {
+      try {
+        promise->set_value(c10::make_intrusive<c10d::TCPStore>(addr, opts));
+      } catch (...) {
+        promise->set_exception(std::current_exception());
+      }
+    }).detach();
+    if (future.wait_for(std::chrono::seconds(timeout_s + 5)) != std::future_status::ready) {
+      throw RuntimeFailure(prefix() + "no answer from the rendezvous at " + where +
+                           " within runtime.dist_timeout_s = " + std::to_string(timeout_s) +
+                           " s + 5 s (is another program listening on that port?)");
+    }
     try {
-      store_ = c10::make_intrusive<c10d::TCPStore>(info.master_addr, opts);
+      store_ = future.get();
     } catch (const std::exception& e) {
       throw RuntimeFailure(prefix() +
                            (info.rank == 0 ? "cannot serve the rendezvous at " + where
