@@ -35,11 +35,14 @@ std::string first_slurm_host(const std::string& nodelist) {
     depth += c == '[' ? 1 : c == ']' ? -1 : 0;
     first += c;
   }
-  auto open = first.find('[');
-  if (open == std::string::npos) return first;
-  std::string range = first.substr(open + 1);
-  auto end = range.find_first_of(",-]");
-  return first.substr(0, open) + range.substr(0, end) + first.substr(first.find(']') + 1);
+  // Each bracket group gives its first element: "rack[1-2]-n[3-4]" -> "rack1-n3".
+  for (auto open = first.find('['); open != std::string::npos; open = first.find('[')) {
+    const auto close = first.find(']', open);
+    if (close == std::string::npos) break;
+    const std::string range = first.substr(open + 1, close - open - 1);
+    first = first.substr(0, open) + range.substr(0, range.find_first_of(",-")) + first.substr(close + 1);
+  }
+  return first;
 }
 
 RankInfo rank_info_from_environment() {
