@@ -2,6 +2,7 @@
 #include <torch/version.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "xsa/data/pieces.h"
 #include "xsa/data/token_data.h"
 #include "xsa/report/run_summary.h"
+#include "xsa/sweep/slurm.h"
 #include "xsa/train/ranks.h"
 #include "xsa/train/trainer.h"
 #include "xsa/util/cli_main.h"
@@ -34,6 +36,10 @@ struct TrainOptions {
   bool quiet = false;
   int ranks = 0;                  // --ranks N: start N local ranks of one data-parallel run
   std::vector<std::string> argv;  // the command line, for the ranks --ranks starts
+  std::string submit;             // --submit slurm: the run as one Slurm job of nodes × tasks_per_node ranks
+  int nodes = 0, tasks_per_node = 0;
+  std::vector<std::string> sbatch_args;
+  bool dry_run = false;
 };
 
 void setup_train_command(CLI::App& app, TrainOptions& opt) {
@@ -51,6 +57,14 @@ void setup_train_command(CLI::App& app, TrainOptions& opt) {
          "train as N data-parallel ranks on this machine (c10d/Gloo on 127.0.0.1; train.batch_size is "
          "global and must divide by N)")
       ->check(CLI::Range(1, 1024));
+  app.add_option("--submit", opt.submit, "submit the run as one Slurm job of data-parallel ranks instead")
+      ->check(CLI::IsMember({"slurm"}));
+  app.add_option("--nodes", opt.nodes, "nodes for --submit slurm")->check(CLI::Range(1, 65536));
+  app.add_option("--tasks-per-node", opt.tasks_per_node, "ranks per node for --submit slurm")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--sbatch-arg", opt.sbatch_args,
+                 "extra sbatch option for --submit, e.g. --sbatch-arg=--partition=cpu (repeatable)");
+  app.add_flag("--dry-run", opt.dry_run, "with --submit: print the sbatch script, submit nothing");
   app.set_version_flag("--version", std::string("xsa ") + XSA_VERSION + " (LibTorch " + TORCH_VERSION + ")");
 }
 
@@ -114,9 +128,40 @@ void check_divides(const xsa::Config& cfg, int world) {
   }
 }
 
+// --submit slurm: everything checked here first, then one sbatch script (printed with --dry-run).
+int submit_to_slurm(const TrainOptions& opt, const xsa::Config& cfg) {
+  namespace fs = std::filesystem;
+  if (opt.nodes < 1 || opt.tasks_per_node < 1)
+    throw xsa::InputError("--submit slurm needs --nodes and --tasks-per-node");
+  if (opt.ranks > 0 || opt.resume || opt.force)
+    throw xsa::InputError("--submit slurm takes no --ranks, --resume or --force (the job resumes by itself)");
+  check_divides(cfg, opt.nodes * opt.tasks_per_node);
+  xsa::SlurmTrainSubmission sub;
+  sub.name = cfg.name;
+  sub.config = fs::absolute(opt.config_path).string();
+  sub.overrides = opt.overrides;
+  sub.out_dir =
+      fs::absolute(opt.out_dir.empty() ? "runs/" + cfg.name : opt.out_dir).lexically_normal().string();
+  sub.trainer = fs::read_symlink("/proc/self/exe").string();
+  sub.workdir = fs::current_path().string();
+  sub.nodes = opt.nodes;
+  sub.tasks_per_node = opt.tasks_per_node;
+  sub.cpus_per_task = cfg.runtime.threads *
+                      std::min<int>(cfg.runtime.workers, static_cast<int>(cfg.attention.variants.size()));
+  sub.sbatch_args = opt.sbatch_args;
+  if (opt.dry_run) {
+    std::cout << xsa::slurm_train_script(sub);
+    return xsa::kExitOk;
+  }
+  return xsa::submit_slurm_train(sub, std::cout);
+}
+
 int run_train(const TrainOptions& opt) {
   // Everything that can be wrong with the input is checked before the output folder is touched.
   xsa::Config cfg = xsa::load_config(opt.config_path, opt.overrides);
+  if (opt.submit.empty() && (opt.nodes || opt.tasks_per_node || opt.dry_run || !opt.sbatch_args.empty()))
+    throw xsa::InputError("--nodes, --tasks-per-node, --sbatch-arg and --dry-run need --submit slurm");
+  if (!opt.submit.empty()) return submit_to_slurm(opt, cfg);
   const xsa::RankInfo ranks = xsa::rank_info_from_environment();
   if (opt.ranks > 0) {
     if (ranks.distributed())

@@ -98,6 +98,25 @@ TEST_F(DistributedE2E, BatchSizeMustDivideByRanks) {
   EXPECT_FALSE(fs::exists(dir_ / "bad" / "results.json"));
 }
 
+// --submit slurm --dry-run: the sbatch script of one run of nodes × tasks-per-node ranks, checked and
+// printed.
+TEST_F(DistributedE2E, SlurmDryRunPrintsTheBatchScript) {
+  auto r = train("job", {"--submit", "slurm", "--nodes", "2", "--tasks-per-node", "2", "--set",
+                         "train.steps=20", "--dry-run"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const std::string& want : std::vector<std::string>{
+           "#SBATCH --nodes=2\n", "#SBATCH --ntasks-per-node=2\n", "#SBATCH --cpus-per-task=2\n",
+           "#SBATCH --requeue\n", "scontrol show hostnames", "srun --kill-on-bad-exit=1 '" XSA_TRAIN_BIN "'",
+           "--set 'train.steps=20'", "--out '" + (dir_ / "job").string() + "' --resume &"})
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+  e2e::spit(dir_ / "job.sbatch", r.out);
+  EXPECT_EQ(testing::run_command("/bin/bash", {"-n", (dir_ / "job.sbatch").string()}).exit_code, 0);
+  EXPECT_FALSE(fs::exists(dir_ / "job"));  // a dry run writes nothing
+  auto odd = train("job", {"--submit", "slurm", "--nodes", "3", "--tasks-per-node", "1", "--dry-run"});
+  EXPECT_EQ(odd.exit_code, 2);
+  EXPECT_EQ(testing::count_lines(odd.err), 1) << odd.err;
+}
+
 // A checkpoint does not depend on the world size: killed after step 8 with W ranks, resumed with W'.
 TEST_F(DistributedE2E, CheckpointMovesBetweenWorldSizes) {
   auto whole = train("whole");
