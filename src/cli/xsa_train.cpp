@@ -76,9 +76,10 @@ void check_output_folder(const std::string& out, const TrainOptions& opt) {
   if (!xsa::is_directory(out)) throw xsa::InputError(out + ": exists and is not a folder");
   bool empty = fs::is_empty(out);
   bool finished = xsa::path_exists(out + "/results.json");
-  // train.out is where xsa-sweep sends a point's output before starting the trainer in that folder.
+  // train.out is where xsa-sweep sends a point's output before starting the trainer in that folder; slurm/
+  // holds the script and output of xsa-train --submit slurm, which writes them before the job starts.
   bool has_run = xsa::path_exists(out + "/config.yaml") || xsa::path_exists(out + "/log.jsonl") ||
-                 xsa::path_exists(out + "/train.out");
+                 xsa::path_exists(out + "/train.out") || xsa::path_exists(out + "/slurm");
   bool has_checkpoints = xsa::path_exists(out + "/checkpoints");
   if (!empty && !finished && !has_run && !has_checkpoints) {
     throw xsa::InputError(out + ": exists and is not an xsa run folder; choose another --out");
