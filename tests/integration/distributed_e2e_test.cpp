@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -207,6 +208,34 @@ TEST_F(DistributedFaults, DifferentConfigsAreRefusedBeforeStepOne) {
   EXPECT_NE(err0.find("has another config"), std::string::npos) << err0;
   EXPECT_NE(err1.find("has another config"), std::string::npos) << err1;
   EXPECT_FALSE(fs::exists(dir_ / "run" / "log.jsonl"));  // refused before the output folder was touched
+}
+
+// The data may sit at another path on each rank; different contents are refused before step 1.
+TEST_F(DistributedFaults, DifferentDataIsRefusedBeforeStepOne) {
+  const fs::path copy = dir_ / "data";
+  fs::copy(XSA_TEST_DATA, copy);
+  {
+    std::fstream f(copy / "train.bin", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(100);
+    const char token[2] = {5, 0};  // another valid token id
+    f.write(token, 2);
+  }
+  e2e::write_tiny_config(dir_ / "other.yaml", copy.string());
+  const std::string port = std::to_string(some_port() + 3);
+  const std::string sets = "--set runtime.dist_timeout_s=10";
+  std::string rank1 = rank_cmd(1, port, "run", sets);
+  rank1.replace(rank1.find((dir_ / "config.yaml").string()), (dir_ / "config.yaml").string().size(),
+                (dir_ / "other.yaml").string());
+  const std::string script = rank_cmd(0, port, "run", sets) + " 2>" + (dir_ / "rank0.err").string() +
+                             " & p0=$!; " + rank1 + " 2>" + (dir_ / "rank1.err").string() +
+                             "; c1=$?; wait $p0; echo code=$? secs=$c1";
+  Pair p = run_script(script);
+  const std::string err0 = e2e::slurp(dir_ / "rank0.err"), err1 = e2e::slurp(dir_ / "rank1.err");
+  EXPECT_EQ(p.code, 1) << err0;
+  EXPECT_EQ(static_cast<int>(p.secs), 1) << err1;
+  EXPECT_NE(err0.find("has another data"), std::string::npos) << err0;
+  EXPECT_NE(err1.find("has another data"), std::string::npos) << err1;
+  EXPECT_EQ(testing::count_lines(err0), 1) << err0;
 }
 
 TEST_F(DistributedFaults, UnreachableMasterIsRefusedWithinTheTimeout) {

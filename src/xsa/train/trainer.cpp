@@ -511,8 +511,10 @@ ExperimentResult assemble_result(const Config& cfg, const TokenDataset& data,
 void connect_runs(Distributed& dist, const json& identity, const TokenDataset& data,
                   const std::map<std::string, int>& resume_step,
                   std::vector<std::unique_ptr<VariantRun>>& runs, const std::vector<std::string>& names) {
-  dist.check_same("config", sha256_hex(identity.at("config").dump() + identity.at("threads").dump() +
-                                       identity.at("precision").dump()));
+  json config = identity.at("config");
+  config["data"].erase("dir");  // ranks may read node-local copies: their contents are compared next
+  dist.check_same(
+      "config", sha256_hex(config.dump() + identity.at("threads").dump() + identity.at("precision").dump()));
   Sha256 tokens;
   for (const TokenFile* file : {data.train.get(), data.val.get()})
     tokens.update(file->data(), 2 * file->size());
