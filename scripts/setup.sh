@@ -26,6 +26,7 @@ done
 PACKAGES=(
   build-essential cmake pkg-config git
   libtorch-dev libopenblas0-pthread
+  libgloo-dev  # the gloo headers c10d's ProcessGroupGloo.hpp includes (data-parallel ranks)
   libcli11-dev libyaml-cpp-dev nlohmann-json3-dev
   libsentencepiece-dev sentencepiece
   googletest libgtest-dev

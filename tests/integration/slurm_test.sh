@@ -291,4 +291,29 @@ done
 left=$(find "$P" \( -name 'claim.lock*' -o -name '.*tmp*' -o -name '*.tmp' \) | head -n 3)
 [ -z "$left" ] || fail "left behind: $left"
 say "preemption trial: the sweep completed, nothing lost, duplicated or corrupt"
+
+# ---- one run as data-parallel ranks (xsa-train --submit slurm) ----------------------------------------
+# 2 ranks under srun on the one node against the same run in one local process: the same training up to float
+# summation order (docs/guide.md "Scale-out").
+t=$(now)
+"$BUILD/xsa-train" --quiet --config "$WORK/base.yaml" --out "$WORK/dp_local" || fail "local run for the ranks"
+out=$("$BUILD/xsa-train" --config "$WORK/base.yaml" --out "$WORK/dp_slurm" --submit slurm --nodes 1 \
+  --tasks-per-node 2) || fail "xsa-train --submit slurm: $out"
+JOB_DP=$(echo "$out" | sed -n 's/^job_id=//p')
+wait_for_jobs "$JOB_DP"
+[ -f "$WORK/dp_slurm/results.json" ] || fail "the 2-rank job wrote no results.json: $(cat "$WORK"/dp_slurm/slurm/*.out)"
+"$PY" - "$WORK/dp_local/results.json" "$WORK/dp_slurm/results.json" <<'EOF' || fail "2 ranks under srun vs 1 process"
+import json, sys
+one, two = (json.load(open(p)) for p in sys.argv[1:3])
+assert two["environment"]["world_size"] == 2 and two["environment"]["backend"] == "gloo", two["environment"]
+worst = 0.0
+for a, b in zip(one["runs"], two["runs"]):
+    pairs = [(x["loss"], y["loss"]) for x, y in zip(a["train_loss"], b["train_loss"])]
+    pairs.append((a["final"]["val_loss"], b["final"]["val_loss"]))
+    worst = max([worst] + [abs(x - y) / abs(x) for x, y in pairs])
+if worst > 1e-5:
+    sys.exit(f"largest relative difference {worst:.3g} > 1e-5")
+print(f"2 ranks under srun: largest relative difference from 1 process {worst:.3g}")
+EOF
+say "TIMING data-parallel job (2 ranks) and its local run: $(since "$t") s"
 say "ok"

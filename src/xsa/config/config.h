@@ -130,6 +130,9 @@ struct RuntimeConfig {
   // fp32 | bf16 | auto: matmul precision (bf16 = mixed precision, fp32 master weights; auto = bf16
   // only on CPUs with native bf16). See src/xsa/model/precision.h.
   PrecisionRequest precision = PrecisionRequest::kFp32;
+  // Data-parallel ranks (docs/guide.md "Scale-out"): how long a rank waits for the others (rendezvous, a
+  // collective, a barrier) before it gives up with one line naming the cause.
+  int dist_timeout_s = 120;
 };
 
 // What xsa-train writes besides results.json and log.jsonl (docs/guide.md "TensorBoard").

@@ -267,6 +267,8 @@ void parse_metadata(const Reader& r, const json& doc, ExperimentResult& result) 
       };
       env.cpu_bf16 = Environment::CpuBf16{flag("avx512_bf16"), flag("amx_bf16"), flag("native")};
     }
+    if (auto w = r.opt_integer(*e, "world_size", at)) env.world_size = static_cast<int>(*w);
+    env.backend = opt_string(r, *e, "backend", at);
     result.environment = env;
   }
   if (const json* d = r.maybe(doc, "data")) {
@@ -422,6 +424,8 @@ json to_json(const ExperimentResult& result) {
       doc["environment"]["cpu_bf16"] = {{"avx512_bf16", e->cpu_bf16->avx512_bf16},
                                         {"amx_bf16", e->cpu_bf16->amx_bf16},
                                         {"native", e->cpu_bf16->native}};
+    if (e->world_size) doc["environment"]["world_size"] = *e->world_size;
+    if (!e->backend.empty()) doc["environment"]["backend"] = e->backend;
   }
   if (const auto& d = result.data) {
     doc["data"] = {{"dir", d->dir},

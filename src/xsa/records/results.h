@@ -93,6 +93,10 @@ struct Environment {
     bool avx512_bf16 = false, amx_bf16 = false, native = false;
   };
   std::optional<CpuBf16> cpu_bf16;  // what /proc/cpuinfo said
+  // Data-parallel ranks (docs/guide.md "Scale-out"; files written before it: absent, which means 1) and
+  // their collective backend ("gloo"; empty for a single process).
+  std::optional<int> world_size;
+  std::string backend;
 };
 
 // The prepared data the experiment trained on (from meta.json). Fields a file lacks read as defaults.

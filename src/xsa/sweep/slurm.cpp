@@ -70,7 +70,8 @@ std::string slurm_array_script(const SlurmSubmission& s) {
   std::ostringstream o;
   o << "#!/bin/bash\n"
     << "# Written by xsa-sweep --submit slurm: array task K runs shard K/N of sweep '" << s.sweep_name
-    << "'\n# into one shared folder (docs/guide.md \"Scale-out\"). Resubmitting it is safe: points are claimed.\n"
+    << "'\n# into one shared folder (docs/guide.md \"Scale-out\"). Resubmitting it is safe: points are "
+       "claimed.\n"
     << "#SBATCH --job-name=xsa-" << s.sweep_name << "\n"
     << "#SBATCH --array=0-" << s.tasks - 1 << "\n"
     << "#SBATCH --ntasks=1\n"
@@ -104,33 +105,97 @@ std::string slurm_array_script(const SlurmSubmission& s) {
   return o.str();
 }
 
-int submit_slurm_array(const SlurmSubmission& s, std::ostream& out) {
-  const std::string slurm_dir = (fs::path(s.out_dir) / "slurm").string();
-  make_directories(slurm_dir);
+namespace {
+
+struct Submitted {
+  std::string script, job, slurm_dir;
+};
+
+// Writes `text` to <out>/slurm/<name>-<time>-<pid>.sbatch and submits it; the job id from sbatch --parsable.
+Submitted sbatch(const std::string& out_dir, const std::string& name, const std::string& text,
+                 const std::vector<std::string>& sbatch_args) {
+  Submitted r;
+  r.slurm_dir = (fs::path(out_dir) / "slurm").string();
+  make_directories(r.slurm_dir);
   std::time_t now = std::time(nullptr);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  const std::string script =
-      slurm_dir + "/" + s.sweep_name + "-" + stamp + "-" + std::to_string(::getpid()) + ".sbatch";
-  write_file_atomic(script, slurm_array_script(s));
+  r.script = r.slurm_dir + "/" + name + "-" + stamp + "-" + std::to_string(::getpid()) + ".sbatch";
+  write_file_atomic(r.script, text);
   std::vector<std::string> argv = {"sbatch", "--parsable"};
-  argv.insert(argv.end(), s.sbatch_args.begin(), s.sbatch_args.end());
-  argv.push_back(script);
+  argv.insert(argv.end(), sbatch_args.begin(), sbatch_args.end());
+  argv.push_back(r.script);
   auto [rc, output] = run_capture(argv);
   output = trimmed(output);
   if (rc != 0) {
     if (auto nl = output.rfind('\n'); nl != std::string::npos) output = output.substr(nl + 1);
-    throw RuntimeFailure("sbatch failed (exit " + std::to_string(rc) + "): " + output + " [script " + script +
-                         "]");
+    throw RuntimeFailure("sbatch failed (exit " + std::to_string(rc) + "): " + output + " [script " +
+                         r.script + "]");
   }
   // --parsable prints "jobid" or "jobid;cluster" (possibly after warnings).
-  std::string job = output.substr(output.rfind('\n') == std::string::npos ? 0 : output.rfind('\n') + 1);
-  job = job.substr(0, job.find(';'));
-  out << "submitted job array " << job << ": " << s.tasks << " task(s) x " << s.workers << " CPU(s), script "
-      << script << "\n"
-      << "follow it:  squeue -j " << job << "   |   " << s.sweep_exe << " --status " << s.out_dir << "\n"
-      << "task logs:  " << slurm_dir << "/" << job << "_<task>.out\n";
-  out << "job_id=" << job << "\n";
+  r.job = output.substr(output.rfind('\n') == std::string::npos ? 0 : output.rfind('\n') + 1);
+  r.job = r.job.substr(0, r.job.find(';'));
+  return r;
+}
+
+}  // namespace
+
+int submit_slurm_array(const SlurmSubmission& s, std::ostream& out) {
+  const Submitted r = sbatch(s.out_dir, s.sweep_name, slurm_array_script(s), s.sbatch_args);
+  out << "submitted job array " << r.job << ": " << s.tasks << " task(s) x " << s.workers
+      << " CPU(s), script " << r.script << "\n"
+      << "follow it:  squeue -j " << r.job << "   |   " << s.sweep_exe << " --status " << s.out_dir << "\n"
+      << "task logs:  " << r.slurm_dir << "/" << r.job << "_<task>.out\n";
+  out << "job_id=" << r.job << "\n";
+  return kExitOk;
+}
+
+std::string slurm_train_script(const SlurmTrainSubmission& s) {
+  std::ostringstream o;
+  o << "#!/bin/bash\n"
+    << "# Written by xsa-train --submit slurm: one run of '" << s.name << "' as "
+    << s.nodes * s.tasks_per_node
+    << " data-parallel ranks\n# (docs/guide.md \"Scale-out\"). The run folder must be on a filesystem every "
+       "node "
+       "shares.\n"
+    << "#SBATCH --job-name=xsa-train-" << s.name << "\n"
+    << "#SBATCH --nodes=" << s.nodes << "\n"
+    << "#SBATCH --ntasks-per-node=" << s.tasks_per_node << "\n"
+    << "# runtime.threads x runtime.workers per rank\n"
+    << "#SBATCH --cpus-per-task=" << s.cpus_per_task << "\n"
+    << "#SBATCH --chdir=" << s.workdir << "\n"
+    << "#SBATCH --output=" << s.out_dir << "/slurm/%j.out\n"
+    << "#SBATCH --open-mode=append\n"
+    << "#SBATCH --requeue\n"
+    << "#SBATCH --signal=B:USR1@120\n"
+    << "# Rank 0 serves the rendezvous on the job's first node; every task derives the same port.\n"
+    << "export MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"\n"
+    << "export MASTER_PORT=$((20000 + SLURM_JOB_ID % 20000))\n"
+    << "# scancel and preemption send SIGTERM: the ranks stop at one step boundary, checkpoint and exit 75. "
+       "USR1,\n"
+    << "# 120 s before the time limit, does the same and then requeues the job, which resumes (--resume).\n"
+    << "requeue=0\n"
+    << "trap 'requeue=1; kill -TERM \"$pid\" 2>/dev/null' USR1\n"
+    << "trap 'kill -TERM \"$pid\" 2>/dev/null' TERM\n"
+    << "srun --kill-on-bad-exit=1 " << quoted(s.trainer) << " --quiet --config " << quoted(s.config);
+  for (const auto& set : s.overrides) o << " --set " << quoted(set);
+  o << " \\\n  --out " << quoted(s.out_dir) << " --resume &\n"
+    << "pid=$!\n"
+    << "wait \"$pid\"; rc=$?\n"
+    << "while kill -0 \"$pid\" 2>/dev/null; do wait \"$pid\"; rc=$?; done\n"
+    << "if [ \"$rc\" -eq 75 ] && [ \"$requeue\" -eq 1 ]; then\n"
+    << "  scontrol requeue \"$SLURM_JOB_ID\"\n"
+    << "fi\n"
+    << "exit \"$rc\"\n";
+  return o.str();
+}
+
+int submit_slurm_train(const SlurmTrainSubmission& s, std::ostream& out) {
+  const Submitted r = sbatch(s.out_dir, s.name, slurm_train_script(s), s.sbatch_args);
+  out << "submitted job " << r.job << ": " << s.nodes << " node(s) x " << s.tasks_per_node
+      << " rank(s), script " << r.script << "\n"
+      << "follow it:  squeue -j " << r.job << "   |   log " << r.slurm_dir << "/" << r.job << ".out\n"
+      << "job_id=" << r.job << "\n";
   return kExitOk;
 }
 

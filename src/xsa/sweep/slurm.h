@@ -28,4 +28,27 @@ std::string slurm_array_script(const SlurmSubmission& s);
 // Prints the job id and the commands to follow it. RuntimeFailure if sbatch fails.
 int submit_slurm_array(const SlurmSubmission& s, std::ostream& out);
 
+// `xsa-train --submit slurm --nodes N --tasks-per-node M`: one data-parallel run of N×M ranks (docs/guide.md
+// "Scale-out"), srun starting the ranks, the master the job's first node. Paths absolute, as above.
+struct SlurmTrainSubmission {
+  std::string name;  // the config's name
+  std::string config;
+  std::vector<std::string> overrides;  // --set key=value, passed on
+  std::string out_dir;
+  std::string trainer;
+  std::string workdir;
+  int nodes = 1;
+  int tasks_per_node = 1;
+  int cpus_per_task = 1;  // runtime.threads × runtime.workers
+  std::vector<std::string> sbatch_args;
+};
+
+// The batch script: srun runs xsa-train --resume (a requeued job continues from its checkpoints) on every
+// task; MASTER_ADDR is the job's first node, MASTER_PORT derived from the job id; USR1 120 s before the time
+// limit stops the ranks at a step boundary (checkpoint, exit 75) and requeues the job.
+std::string slurm_train_script(const SlurmTrainSubmission& s);
+
+// Writes the script to <out>/slurm/<name>-<time>-<pid>.sbatch and runs `sbatch --parsable [args] script`.
+int submit_slurm_train(const SlurmTrainSubmission& s, std::ostream& out);
+
 }  // namespace xsa

@@ -57,7 +57,8 @@ void set_learning_rate(torch::optim::AdamW& optimizer, double lr, double lambda_
 
 StepOutcome train_step(Gpt& model, torch::optim::AdamW& optimizer, const torch::Tensor& x,
                        const torch::Tensor& y, double lr, double lambda_lr_scale, double grad_clip,
-                       const std::string& run, int step_number, Precision precision) {
+                       const std::string& run, int step_number, Precision precision,
+                       const GradientAverager* average) {
   using Clock = std::chrono::steady_clock;
   auto ms = [](Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
@@ -79,6 +80,12 @@ StepOutcome train_step(Gpt& model, torch::optim::AdamW& optimizer, const torch::
   }
   auto t1 = Clock::now();
   loss.backward();
+  if (average != nullptr) {
+    std::vector<torch::Tensor> grads;
+    for (const auto& p : model->parameters())
+      if (p.grad().defined()) grads.push_back(p.grad());
+    out.loss = (*average)(grads, out.loss);
+  }
   // An infinite max norm measures the norm and scales by 1 (clip_coef clamped to 1.0): gradients unchanged.
   const double max_norm = grad_clip > 0 ? grad_clip : std::numeric_limits<double>::infinity();
   out.grad_norm = torch::nn::utils::clip_grad_norm_(model->parameters(), max_norm);

@@ -4,8 +4,10 @@
 #include <torch/optim/adamw.h>
 #include <torch/types.h>
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "xsa/config/config.h"
 #include "xsa/model/gpt.h"
@@ -30,13 +32,20 @@ struct StepOutcome {
   double forward_ms = 0, backward_ms = 0, optimizer_ms = 0;
 };
 
+// Data-parallel ranks (train/distributed.h): called after backward and before clipping with the defined
+// gradients and this rank's loss; averages the gradients over the ranks in place and returns the global loss.
+using GradientAverager = std::function<double(std::vector<torch::Tensor>& grads, double loss)>;
+
 // Sets the learning rate (set_learning_rate), then forward + fused loss on x (B, T) against y (B, T) (under
 // bf16 autocast when `precision` is bf16: the forward only; backward follows the dtypes autograd recorded),
 // backward, gradient clipping to `grad_clip` (0 = no clipping: gradients stay as backward left them; the norm
 // is still measured) and one AdamW update. Throws RuntimeFailure naming `run` and the 1-based `step_number`
-// when the loss or the gradient norm is not finite (before the weights change).
+// when the loss or the gradient norm is not finite (before the weights change). With `average` (ranks > 1)
+// the gradients are averaged over the ranks before clipping, so the norm and the update are the global
+// batch's.
 StepOutcome train_step(Gpt& model, torch::optim::AdamW& optimizer, const torch::Tensor& x,
                        const torch::Tensor& y, double lr, double lambda_lr_scale, double grad_clip,
-                       const std::string& run, int step_number, Precision precision = Precision::kFp32);
+                       const std::string& run, int step_number, Precision precision = Precision::kFp32,
+                       const GradientAverager* average = nullptr);
 
 }  // namespace xsa

@@ -24,6 +24,7 @@
 #include "xsa/records/comparison.h"
 #include "xsa/stats/stats.h"
 #include "xsa/train/checkpoint.h"
+#include "xsa/train/distributed.h"
 #include "xsa/train/evaluation.h"
 #include "xsa/train/export.h"
 #include "xsa/train/schedule.h"
@@ -33,6 +34,7 @@
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
 #include "xsa/util/progress.h"
+#include "xsa/util/sha256.h"
 #include "xsa/util/stop_signal.h"
 #include "xsa/util/tensorboard.h"
 #include "xsa/util/timing.h"
@@ -94,6 +96,7 @@ struct Shared {
   std::vector<std::uint64_t> bias_starts;  // fixed validation windows for bias metrics
   Precision precision = Precision::kFp32;  // runtime.precision resolved for this CPU
   bool resumed = false;                    // --resume: earlier event files may hold points to drop
+  int rank = 0, world = 1;                 // data-parallel ranks: rank 0 alone evaluates and writes
 };
 
 // One variant's run: builds its model, runs the step loop, records evaluations, checkpoints and the
@@ -119,6 +122,8 @@ class VariantRun {
     record_.init_checksum = model_->weights_checksum();
   }
 
+  void set_group(std::unique_ptr<RankGroup> group) { group_ = std::move(group); }
+
   std::string checkpoint_path() const { return s_.out_dir + "/checkpoints/" + spec_.name() + ".pt"; }
 
   // Returns the completed step of the checkpoint that was loaded, or -1.
@@ -143,24 +148,35 @@ class VariantRun {
     auto t_start = Clock::now();
     TrainWindowSampler sampler(s_.data.train->size(), T, batch_order_seed(cfg.seed));
 
-    if (stop_requested()) throw StoppedAtStepBoundary{};  // not started (or resumed) yet: nothing new to save
+    // Ranks > 1 stop only where all agree: a stop request travels with each step's all-reduce.
+    if (!group_ && stop_requested())
+      throw StoppedAtStepBoundary{};  // not started (or resumed): nothing to save
     open_event_file();
     if (step_ == 0) record_eval_and_bias(0);
+    bool stop_agreed = false;
+    const GradientAverager average = [&](std::vector<torch::Tensor>& grads, double loss) {
+      std::vector<double> sums = {loss, stop_requested() ? 1.0 : 0.0};
+      group_->average(grads, sums, "run '" + spec_.name() + "' step " + std::to_string(step_ + 1));
+      stop_agreed = sums[1] > 0;
+      return sums[0] / s_.world;
+    };
+    const int local_b = B / s_.world;  // this rank's contiguous slice of every global batch
     while (step_ < steps) {
       if (s_.abort.load()) throw Aborted{};
       // SIGTERM (preemption, scancel, time limit): checkpoint this step boundary and stop; --resume
       // continues bit-identically from here.
-      if (stop_requested()) {
+      if (group_ ? stop_agreed : stop_requested()) {
         save(prior_wall_s_ + seconds_since(t_start));  // even with checkpoint_interval 0: resuming needs it
         throw StoppedAtStepBoundary{};
       }
       auto t0 = Clock::now();
       const double lr = learning_rate(step_, steps, cfg.train.warmup_steps, cfg.train.lr, cfg.train.min_lr);
       auto starts = sampler.batch_starts(step_, B);
-      auto batch = make_batch(*s_.data.train, starts.data(), B, T);  // (B, T+1)
-      auto x = batch.narrow(1, 0, T), y = batch.narrow(1, 1, T);     // (B, T) each
-      StepOutcome outcome = train_step(model_, *optimizer_, x, y, lr, cfg.attention.lambda_lr_scale,
-                                       cfg.train.grad_clip, spec_.name(), step_ + 1, s_.precision);
+      auto batch = make_batch(*s_.data.train, starts.data() + s_.rank * local_b, local_b, T);  // (b, T+1)
+      auto x = batch.narrow(1, 0, T), y = batch.narrow(1, 1, T);                               // (b, T) each
+      StepOutcome outcome =
+          train_step(model_, *optimizer_, x, y, lr, cfg.attention.lambda_lr_scale, cfg.train.grad_clip,
+                     spec_.name(), step_ + 1, s_.precision, group_ ? &average : nullptr);
       ++step_;
       double ms = 1e3 * seconds_since(t0);
       step_ms_.push_back(ms);
@@ -168,12 +184,13 @@ class VariantRun {
 
       if (step_ % cfg.train.log_interval == 0 || step_ == steps) {
         record_.train_loss.push_back({step_, outcome.loss});
-        s_.log->write({{"run", spec_.name()},
-                       {"step", step_},
-                       {"loss", outcome.loss},
-                       {"lr", lr},
-                       {"grad_norm", outcome.grad_norm},
-                       {"ms", ms}});
+        if (s_.log)
+          s_.log->write({{"run", spec_.name()},
+                         {"step", step_},
+                         {"loss", outcome.loss},
+                         {"lr", lr},
+                         {"grad_norm", outcome.grad_norm},
+                         {"ms", ms}});
         // tokens_per_s of this step, from the same numbers log.jsonl holds (B, T and ms).
         write_scalars({{"train/loss", outcome.loss},
                        {"train/lr", lr},
@@ -237,6 +254,7 @@ class VariantRun {
   }
 
   void record_eval_and_bias(int step) {
+    if (s_.rank != 0) return;  // the weights are the same on every rank: rank 0 measures for all
     const auto& cfg = s_.cfg;
     PrecisionScope mixed(s_.precision);
     const int T = cfg.data.seq_len, B = cfg.train.batch_size;
@@ -267,7 +285,7 @@ class VariantRun {
   // continues from (SessionLog START at step_ + 1, or 0 when it starts over), so TensorBoard drops the points
   // an interrupted process wrote after its last checkpoint instead of showing them twice.
   void open_event_file() {
-    if (!s_.cfg.log.tensorboard) return;
+    if (!s_.cfg.log.tensorboard || s_.rank != 0) return;
     std::optional<std::int64_t> purge_from;
     if (s_.resumed) purge_from = step_ > 0 ? step_ + 1 : 0;
     events_ =
@@ -296,6 +314,8 @@ class VariantRun {
 
   // The final evaluation over every validation window, samples and timing.
   void finish(double wall_s) {
+    finished_ = true;
+    if (s_.rank != 0) return;  // rank 0 alone evaluates, samples and writes
     const auto& cfg = s_.cfg;
     auto all_windows = evenly_spaced_windows(s_.data.val->size(), cfg.data.seq_len, UINT64_MAX);
     {
@@ -324,15 +344,19 @@ class VariantRun {
         train_time_s > 0 ? step_ms_.size() * cfg.train.batch_size * cfg.data.seq_len / train_time_s : 0.0;
     timing.step_ms_median = step_ms_.empty() ? 0.0 : stats::median(step_ms_);
     record_.timing = timing;
-    finished_ = true;
     s_.board.phase(index_, "done");
   }
 
   void save(double wall_s) {
     if (events_) events_->flush();  // every point up to this checkpoint is on disk before it is
     wall_s_ = wall_s;
-    make_directories(s_.out_dir + "/checkpoints");
-    save_checkpoint(checkpoint_path(), model_, *optimizer_, s_.identity, progress());
+    if (s_.rank == 0) {
+      make_directories(s_.out_dir + "/checkpoints");
+      save_checkpoint(checkpoint_path(), model_, *optimizer_, s_.identity, progress());
+    }
+    // Every rank waits until rank 0 has written it (not after the last step: rank 0 is evaluating then).
+    if (group_ && !finished_)
+      group_->barrier("after the checkpoint of '" + spec_.name() + "' at step " + std::to_string(step_));
   }
 
   size_t index_;
@@ -341,6 +365,7 @@ class VariantRun {
   Gpt model_{nullptr};
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   std::unique_ptr<tensorboard::EventWriter> events_;  // null with log.tensorboard false
+  std::unique_ptr<RankGroup> group_;                  // data-parallel ranks: this run's own process group
   RunResult record_;  // what results.json will hold for this run, filled as training goes
   int step_ = 0;
   std::vector<double> step_ms_;
@@ -448,7 +473,7 @@ VariantsOutcome run_variants(std::vector<std::unique_ptr<VariantRun>>& runs, con
 // results.json's document: the runs' records, their comparisons with the baseline, and what ran where.
 ExperimentResult assemble_result(const Config& cfg, const TokenDataset& data,
                                  const std::vector<std::unique_ptr<VariantRun>>& runs,
-                                 const PrecisionChoice& precision, double wall_s) {
+                                 const PrecisionChoice& precision, double wall_s, int world) {
   ExperimentResult result;
   result.name = cfg.name;
   result.config = cfg;
@@ -466,6 +491,8 @@ ExperimentResult assemble_result(const Config& cfg, const TokenDataset& data,
   env.precision_requested = choice_name(precision.requested);
   const CpuBf16Support& cpu = cpu_bf16_support();
   env.cpu_bf16 = Environment::CpuBf16{cpu.avx512_bf16, cpu.amx_bf16, cpu.native()};
+  env.world_size = world;
+  if (world > 1) env.backend = "gloo";
   result.environment = env;
   DataInfo info;
   info.dir = data.dir;
@@ -477,6 +504,23 @@ ExperimentResult assemble_result(const Config& cfg, const TokenDataset& data,
   for (const auto& r : runs) result.runs.push_back(r->result());
   result.comparisons = compare_to_baseline(runs);
   return result;
+}
+
+// Data-parallel ranks, before step 1: every rank must train the same config on the same data from the same
+// checkpoints (hashes compared through the store); then each run gets its own process group.
+void connect_runs(Distributed& dist, const json& identity, const TokenDataset& data,
+                  const std::map<std::string, int>& resume_step,
+                  std::vector<std::unique_ptr<VariantRun>>& runs, const std::vector<std::string>& names) {
+  json config = identity.at("config");
+  config["data"].erase("dir");  // ranks may read node-local copies: their contents are compared next
+  dist.check_same(
+      "config", sha256_hex(config.dump() + identity.at("threads").dump() + identity.at("precision").dump()));
+  Sha256 tokens;
+  for (const TokenFile* file : {data.train.get(), data.val.get()})
+    tokens.update(file->data(), 2 * file->size());
+  dist.check_same("data", tokens.hex_digest());
+  dist.check_same("checkpoint steps", sha256_hex(json(resume_step).dump()));
+  for (size_t i = 0; i < runs.size(); ++i) runs[i]->set_group(dist.group(names[i]));
 }
 
 }  // namespace
@@ -503,6 +547,9 @@ ExperimentResult run_paired_experiment(const Config& cfg, const TokenDataset& da
   apply_thread_policy(cfg.runtime.threads);
   keep_large_allocations_in_heap();
   auto wall_start = Clock::now();
+  const RankInfo& ranks = options.ranks;
+  std::unique_ptr<Distributed> dist;
+  if (ranks.distributed()) dist = Distributed::connect(ranks, cfg.runtime.dist_timeout_s);
 
   std::vector<std::string> names;
   for (const auto& v : cfg.attention.variants) names.push_back(v.name());
@@ -533,7 +580,9 @@ ExperimentResult run_paired_experiment(const Config& cfg, const TokenDataset& da
                 eval_starts,
                 bias_starts,
                 precision.precision,
-                options.resume};
+                options.resume,
+                ranks.rank,
+                ranks.world_size};
   std::vector<std::unique_ptr<VariantRun>> runs;
   std::map<std::string, int> resume_step;
   for (size_t i = 0; i < cfg.attention.variants.size(); ++i) {
@@ -545,10 +594,14 @@ ExperimentResult run_paired_experiment(const Config& cfg, const TokenDataset& da
       if (step >= 0) board.message("resuming '" + names[i] + "' from step " + std::to_string(step));
     }
   }
-  // Everything is validated (config, data, checkpoints): only now is the output folder touched.
-  prepare_output_folder(options, resume_step, log_path);
-  LogWriter log(log_path);
-  shared.log = &log;
+  if (dist) connect_runs(*dist, shared.identity, data, resume_step, runs, names);
+  // Everything is validated (config, data, checkpoints): only now is the output folder touched (by rank 0).
+  std::unique_ptr<LogWriter> log;
+  if (ranks.rank == 0) {
+    prepare_output_folder(options, resume_step, log_path);
+    log = std::make_unique<LogWriter>(log_path);
+  }
+  shared.log = log.get();
 
   const VariantsOutcome outcome = run_variants(runs, cfg, abort);
   board.finish();
@@ -557,7 +610,7 @@ ExperimentResult run_paired_experiment(const Config& cfg, const TokenDataset& da
     throw Interrupted("stopped by SIGTERM; every run checkpointed at its last completed step (" +
                       options.out_dir + "/checkpoints); continue with --resume");
   }
-  return assemble_result(cfg, data, runs, precision, seconds_since(wall_start));
+  return assemble_result(cfg, data, runs, precision, seconds_since(wall_start), options.ranks.world_size);
 }
 
 }  // namespace xsa

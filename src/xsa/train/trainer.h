@@ -9,6 +9,7 @@
 #include "xsa/data/pieces.h"
 #include "xsa/data/token_data.h"
 #include "xsa/records/results.h"
+#include "xsa/train/ranks.h"
 
 namespace xsa {
 
@@ -17,6 +18,7 @@ struct ExperimentOptions {
   bool resume = false;      // continue from out_dir/checkpoints where present
   bool quiet = false;       // no progress output
   std::string config_yaml;  // written to out_dir/config.yaml once every input has been validated
+  RankInfo ranks;           // data-parallel: this process's rank of world_size (1: a single process)
 };
 
 // Checks that the data can serve this config (windows fit in both splits). InputError otherwise.

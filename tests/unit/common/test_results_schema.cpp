@@ -26,8 +26,12 @@ ExperimentResult full_result() {
   r.config.seed = 4;
   r.config.data.seq_len = 32;
   r.version = VersionInfo{"0.1.0", "1.13.1"};
-  r.environment = Environment{
-      1, "OpenBLAS 0.3.21", 1, 2, 2, 643.5, 12.25, "bf16", "auto", Environment::CpuBf16{true, false, true}};
+  r.environment = Environment{1,      "OpenBLAS 0.3.21",
+                              1,      2,
+                              2,      643.5,
+                              12.25,  "bf16",
+                              "auto", Environment::CpuBf16{true, false, true},
+                              2,      "gloo"};
   r.data = DataInfo{"data/x", 512, 1000, 100, "abc"};
   for (const char* name : {"sa", "learned"}) {
     RunResult run;
@@ -76,6 +80,8 @@ TEST(ResultsSchema, EveryWrittenFieldReadsBack) {
   ASSERT_TRUE(out.environment->cpu_bf16);
   EXPECT_TRUE(out.environment->cpu_bf16->avx512_bf16 && out.environment->cpu_bf16->native);
   EXPECT_FALSE(out.environment->cpu_bf16->amx_bf16);
+  EXPECT_EQ(out.environment->world_size, 2);
+  EXPECT_EQ(out.environment->backend, "gloo");
   EXPECT_EQ(out.data->vocab_size, 512);
   EXPECT_EQ(doc["runs"][0]["layers"], "all");
   EXPECT_EQ(doc["runs"][1]["layers"], json::array({1}));
@@ -101,7 +107,7 @@ TEST(ResultsSchema, WrittenKeysAreTheDocumentedOnes) {
   EXPECT_EQ(keys(doc["version"]), (Keys{"xsa", "torch"}));
   EXPECT_EQ(keys(doc["environment"]),
             (Keys{"threads", "blas", "blas_threads", "workers", "precision", "precision_requested",
-                  "cpu_bf16", "host_cores", "peak_rss_mib", "wall_s"}));
+                  "cpu_bf16", "host_cores", "peak_rss_mib", "wall_s", "world_size", "backend"}));
   EXPECT_EQ(keys(doc["environment"]["cpu_bf16"]), (Keys{"avx512_bf16", "amx_bf16", "native"}));
   EXPECT_EQ(keys(doc["data"]), (Keys{"dir", "vocab_size", "train_tokens", "val_tokens", "tokenizer_sha256"}));
   const json& run = doc["runs"][1];

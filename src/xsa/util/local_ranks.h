@@ -1,0 +1,19 @@
+#pragma once
+// `xsa-train --ranks N` (docs/guide.md "Scale-out"): starts N copies of a command on this machine as the
+// ranks of one data-parallel run (RANK, WORLD_SIZE, MASTER_ADDR=127.0.0.1 and a free MASTER_PORT, torchrun's
+// names) and supervises them. Torch-free.
+#include <string>
+#include <vector>
+
+namespace xsa {
+
+// Runs `argv` (argv[0] the executable) as ranks 0..n-1 and waits for them. SIGTERM is passed on to every rank
+// (they checkpoint and stop at the same step). When a rank fails, the others are killed and one line names
+// the rank and how it ended. Returns 0 when every rank succeeded, 75 when they all stopped on SIGTERM, 2 when
+// the first failure was an input error (exit 2), 1 otherwise.
+int run_local_ranks(const std::vector<std::string>& argv, int n, const std::string& program);
+
+// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0 and released).
+int free_local_port();
+
+}  // namespace xsa

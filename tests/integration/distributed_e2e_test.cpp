@@ -1,0 +1,257 @@
+// Data-parallel ranks (docs/guide.md "Scale-out"), end to end on 127.0.0.1 with the small data of
+// train.cmake: W ranks train the same numbers as one process (up to float summation order), a checkpoint
+// moves between world sizes, and faults end every rank with one line, bounded by runtime.dist_timeout_s.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "e2e_util.h"
+
+namespace xsa {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+class DistributedE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(fs::exists(fs::path(XSA_TEST_DATA) / "meta.json"))
+        << "no prepared test data at " << XSA_TEST_DATA << " (CTest fixture train.prepare_small_data)";
+    dir_ = e2e::fresh_test_folder();
+    e2e::write_tiny_config(dir_ / "config.yaml", XSA_TEST_DATA);
+  }
+
+  std::vector<std::string> args(const std::string& out, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> a = {"--quiet", "--config", (dir_ / "config.yaml").string(), "--out",
+                                  (dir_ / out).string()};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+
+  testing::CommandResult train(const std::string& out, const std::vector<std::string>& extra = {},
+                               const std::vector<std::string>& env = {}) {
+    return testing::run_command(XSA_TRAIN_BIN, args(out, extra), "", env);
+  }
+
+  json results(const std::string& out) { return json::parse(e2e::slurp(dir_ / out / "results.json")); }
+
+  fs::path dir_;
+};
+
+double rel(double a, double b) {
+  return std::abs(a - b) / std::max(std::abs(b), 1e-12);
+}
+
+// Every logged training loss and the final validation loss of every run, within `tol` relative.
+void expect_same_training(const json& got, const json& want, double tol) {
+  ASSERT_EQ(got["runs"].size(), want["runs"].size());
+  double worst = 0;
+  for (size_t i = 0; i < want["runs"].size(); ++i) {
+    const json &g = got["runs"][i], &w = want["runs"][i];
+    ASSERT_EQ(g["variant"], w["variant"]);
+    ASSERT_EQ(g["train_loss"].size(), w["train_loss"].size());
+    for (size_t k = 0; k < w["train_loss"].size(); ++k) {
+      EXPECT_EQ(g["train_loss"][k]["step"], w["train_loss"][k]["step"]);
+      const double r =
+          rel(g["train_loss"][k]["loss"].get<double>(), w["train_loss"][k]["loss"].get<double>());
+      EXPECT_LT(r, tol) << w["variant"] << " step " << w["train_loss"][k]["step"];
+      worst = std::max(worst, r);
+    }
+    const double r = rel(g["final"]["val_loss"].get<double>(), w["final"]["val_loss"].get<double>());
+    EXPECT_LT(r, tol) << w["variant"] << " final val loss";
+    worst = std::max(worst, r);
+  }
+  std::printf("largest relative difference: %.3g\n", worst);
+}
+
+TEST_F(DistributedE2E, TwoRanksTrainWhatOneProcessTrains) {
+  auto one = train("one");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  auto two = train("two", {"--ranks", "2"});
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  auto again = train("again", {"--ranks", "2"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  const json r1 = results("one"), r2 = results("two"), r2b = results("again");
+  expect_same_training(r2, r1, 1e-5);
+  EXPECT_EQ(e2e::deterministic_numbers(r2), e2e::deterministic_numbers(r2b)) << "a 2-rank rerun differs";
+  EXPECT_EQ(r2["environment"]["world_size"], 2);
+  EXPECT_EQ(r2["environment"]["backend"], "gloo");
+  EXPECT_EQ(r1["environment"]["world_size"], 1);
+  EXPECT_FALSE(r1["environment"].contains("backend"));
+  EXPECT_FALSE(fs::exists(dir_ / "two" / "log.jsonl.1"));
+}
+
+TEST_F(DistributedE2E, BatchSizeMustDivideByRanks) {
+  auto r = train("bad", {"--ranks", "3"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(testing::count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("does not divide by the 3 ranks"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "bad" / "results.json"));
+}
+
+// --submit slurm --dry-run: the sbatch script of one run of nodes × tasks-per-node ranks, checked and
+// printed.
+TEST_F(DistributedE2E, SlurmDryRunPrintsTheBatchScript) {
+  auto r = train("job", {"--submit", "slurm", "--nodes", "2", "--tasks-per-node", "2", "--set",
+                         "train.steps=20", "--dry-run"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const std::string& want : std::vector<std::string>{
+           "#SBATCH --nodes=2\n", "#SBATCH --ntasks-per-node=2\n", "#SBATCH --cpus-per-task=2\n",
+           "#SBATCH --requeue\n", "scontrol show hostnames", "srun --kill-on-bad-exit=1 '" XSA_TRAIN_BIN "'",
+           "--set 'train.steps=20'", "--out '" + (dir_ / "job").string() + "' --resume &"})
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+  e2e::spit(dir_ / "job.sbatch", r.out);
+  EXPECT_EQ(testing::run_command("/bin/bash", {"-n", (dir_ / "job.sbatch").string()}).exit_code, 0);
+  EXPECT_FALSE(fs::exists(dir_ / "job"));  // a dry run writes nothing
+  auto odd = train("job", {"--submit", "slurm", "--nodes", "3", "--tasks-per-node", "1", "--dry-run"});
+  EXPECT_EQ(odd.exit_code, 2);
+  EXPECT_EQ(testing::count_lines(odd.err), 1) << odd.err;
+}
+
+// A checkpoint does not depend on the world size: killed after step 8 with W ranks, resumed with W'.
+TEST_F(DistributedE2E, CheckpointMovesBetweenWorldSizes) {
+  auto whole = train("whole");
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  struct Case {
+    std::string name;
+    std::vector<std::string> first, then;
+  };
+  for (const Case& c :
+       {Case{"two_then_one", {"--ranks", "2"}, {}}, Case{"one_then_two", {}, {"--ranks", "2"}}}) {
+    auto killed = train(c.name, c.first, {"XSA_FAULT_EXIT_AFTER_STEP=8"});
+    ASSERT_NE(killed.exit_code, 0) << c.name;
+    ASSERT_FALSE(fs::exists(dir_ / c.name / "results.json")) << c.name;
+    std::vector<std::string> resume = c.then;
+    resume.push_back("--resume");
+    auto resumed = train(c.name, resume);
+    ASSERT_EQ(resumed.exit_code, 0) << c.name << ": " << resumed.err;
+    expect_same_training(results(c.name), results("whole"), 1e-5);
+  }
+}
+
+// Two ranks started by hand (torchrun's variables) in one shell script; prints "code=<rank 0's exit code>
+// secs=<seconds from the kill (or start) to rank 0's exit>".
+struct Pair {
+  int code = -1;
+  double secs = -1;
+  std::string err;
+};
+
+class DistributedFaults : public DistributedE2E {
+ protected:
+  Pair run_script(const std::string& script) {
+    auto r = testing::run_command("/bin/bash", {"-c", script});
+    Pair p;
+    p.err = r.err;
+    std::istringstream in(r.out);
+    std::string word;
+    while (in >> word) {
+      if (word.rfind("code=", 0) == 0) p.code = std::stoi(word.substr(5));
+      if (word.rfind("secs=", 0) == 0) p.secs = std::stod(word.substr(5));
+    }
+    return p;
+  }
+  std::string rank_cmd(int rank, const std::string& port, const std::string& out, const std::string& sets) {
+    std::string cmd = "RANK=" + std::to_string(rank) +
+                      " WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " '" XSA_TRAIN_BIN "'";
+    for (const auto& a : args(out)) cmd += " '" + a + "'";
+    return cmd + " " + sets;
+  }
+};
+
+int some_port() {
+  return 20000 + static_cast<int>(::getpid() % 20000);
+}
+
+TEST_F(DistributedFaults, KilledRankEndsTheOtherWithinTheTimeout) {
+  const std::string port = std::to_string(some_port());
+  const std::string sets =
+      "--set runtime.dist_timeout_s=5 --set train.steps=100000 --set train.checkpoint_interval=0";
+  const std::string script = rank_cmd(0, port, "run", sets) + " 2>" + (dir_ / "rank0.err").string() +
+                             " & p0=$!; " + rank_cmd(1, port, "run", sets) +
+                             " 2>/dev/null & p1=$!; sleep 4; kill -9 $p1; " +
+                             "t0=$(date +%s.%N); wait $p0; c=$?; t1=$(date +%s.%N); " +
+                             "echo code=$c secs=$(echo \"$t1 - $t0\" | bc)";
+  Pair p = run_script(script);
+  const std::string err = e2e::slurp(dir_ / "rank0.err");
+  EXPECT_EQ(p.code, 1) << err;
+  EXPECT_GE(p.secs, 0);
+  EXPECT_LT(p.secs, 5 + 10) << err;
+  EXPECT_EQ(testing::count_lines(err), 1) << err;
+  EXPECT_NE(err.find("rank 0"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "results.json"));
+  std::printf("rank 0 exited %.2f s after rank 1 was killed: %s", p.secs, err.c_str());
+}
+
+TEST_F(DistributedFaults, DifferentConfigsAreRefusedBeforeStepOne) {
+  const std::string port = std::to_string(some_port() + 1);
+  const std::string sets = "--set runtime.dist_timeout_s=10";
+  const std::string script = rank_cmd(0, port, "run", sets) + " 2>" + (dir_ / "rank0.err").string() +
+                             " & p0=$!; " + rank_cmd(1, port, "run", sets + " --set seed=8") + " 2>" +
+                             (dir_ / "rank1.err").string() + "; c1=$?; wait $p0; echo code=$? secs=$c1";
+  Pair p = run_script(script);
+  const std::string err0 = e2e::slurp(dir_ / "rank0.err"), err1 = e2e::slurp(dir_ / "rank1.err");
+  EXPECT_EQ(p.code, 1) << err0;
+  EXPECT_EQ(static_cast<int>(p.secs), 1) << err1;  // rank 1's exit code
+  EXPECT_EQ(testing::count_lines(err0), 1) << err0;
+  EXPECT_EQ(testing::count_lines(err1), 1) << err1;
+  EXPECT_NE(err0.find("has another config"), std::string::npos) << err0;
+  EXPECT_NE(err1.find("has another config"), std::string::npos) << err1;
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "log.jsonl"));  // refused before the output folder was touched
+}
+
+// The data may sit at another path on each rank; different contents are refused before step 1.
+TEST_F(DistributedFaults, DifferentDataIsRefusedBeforeStepOne) {
+  const fs::path copy = dir_ / "data";
+  fs::copy(XSA_TEST_DATA, copy);
+  {
+    std::fstream f(copy / "train.bin", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(100);
+    const char token[2] = {5, 0};  // another valid token id
+    f.write(token, 2);
+  }
+  e2e::write_tiny_config(dir_ / "other.yaml", copy.string());
+  const std::string port = std::to_string(some_port() + 3);
+  const std::string sets = "--set runtime.dist_timeout_s=10";
+  std::string rank1 = rank_cmd(1, port, "run", sets);
+  rank1.replace(rank1.find((dir_ / "config.yaml").string()), (dir_ / "config.yaml").string().size(),
+                (dir_ / "other.yaml").string());
+  const std::string script = rank_cmd(0, port, "run", sets) + " 2>" + (dir_ / "rank0.err").string() +
+                             " & p0=$!; " + rank1 + " 2>" + (dir_ / "rank1.err").string() +
+                             "; c1=$?; wait $p0; echo code=$? secs=$c1";
+  Pair p = run_script(script);
+  const std::string err0 = e2e::slurp(dir_ / "rank0.err"), err1 = e2e::slurp(dir_ / "rank1.err");
+  EXPECT_EQ(p.code, 1) << err0;
+  EXPECT_EQ(static_cast<int>(p.secs), 1) << err1;
+  EXPECT_NE(err0.find("has another data"), std::string::npos) << err0;
+  EXPECT_NE(err1.find("has another data"), std::string::npos) << err1;
+  EXPECT_EQ(testing::count_lines(err0), 1) << err0;
+}
+
+TEST_F(DistributedFaults, UnreachableMasterIsRefusedWithinTheTimeout) {
+  const std::string port = std::to_string(some_port() + 2);  // nobody serves it
+  const std::string script = "t0=$(date +%s.%N); " +
+                             rank_cmd(1, port, "run", "--set runtime.dist_timeout_s=3") + " 2>" +
+                             (dir_ / "rank1.err").string() +
+                             "; c=$?; t1=$(date +%s.%N); echo code=$c secs=$(echo \"$t1 - $t0\" | bc)";
+  Pair p = run_script(script);
+  const std::string err = e2e::slurp(dir_ / "rank1.err");
+  EXPECT_EQ(p.code, 1) << err;
+  EXPECT_LT(p.secs, 3 + 10) << err;
+  EXPECT_EQ(testing::count_lines(err), 1) << err;
+  EXPECT_NE(err.find("cannot reach the master"), std::string::npos) << err;
+  std::printf("unreachable master refused after %.2f s: %s", p.secs, err.c_str());
+}
+
+}  // namespace
+}  // namespace xsa
