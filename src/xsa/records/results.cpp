@@ -229,6 +229,7 @@ RunResult parse_run(const Reader& r, const json& doc, const std::string& where) 
     t.train_s = r.opt_number(*timing, "train_s", at).value_or(0.0);
     t.tokens_per_s = r.opt_number(*timing, "tokens_per_s", at).value_or(0.0);
     t.step_ms_median = r.opt_number(*timing, "step_ms_median", at).value_or(0.0);
+    t.allreduce_ms_median = r.opt_number(*timing, "allreduce_ms_median", at);
     run.timing = t;
   }
   return run;
@@ -390,6 +391,7 @@ json to_json(const RunResult& run) {
                    {"train_s", run.timing->train_s},
                    {"tokens_per_s", run.timing->tokens_per_s},
                    {"step_ms_median", run.timing->step_ms_median}};
+    if (run.timing->allreduce_ms_median) j["timing"]["allreduce_ms_median"] = *run.timing->allreduce_ms_median;
   }
   return j;
 }

@@ -44,6 +44,9 @@ struct RunTiming {
   double train_s = 0;
   double tokens_per_s = 0;
   double step_ms_median = 0;
+  // Data-parallel runs (world_size > 1): the median time per step rank 0 spent in the gradient all-reduce,
+  // waiting for the slowest rank included (the cost the scale-out plan in docs/guide.md projects).
+  std::optional<double> allreduce_ms_median;
 };
 
 struct RunResult {

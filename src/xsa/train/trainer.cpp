@@ -156,7 +156,9 @@ class VariantRun {
     bool stop_agreed = false;
     const GradientAverager average = [&](std::vector<torch::Tensor>& grads, double loss) {
       std::vector<double> sums = {loss, stop_requested() ? 1.0 : 0.0};
+      const auto t_reduce = Clock::now();
       group_->average(grads, sums, "run '" + spec_.name() + "' step " + std::to_string(step_ + 1));
+      allreduce_ms_.push_back(1e3 * seconds_since(t_reduce));
       stop_agreed = sums[1] > 0;
       return sums[0] / s_.world;
     };
@@ -343,6 +345,7 @@ class VariantRun {
     timing.tokens_per_s =
         train_time_s > 0 ? step_ms_.size() * cfg.train.batch_size * cfg.data.seq_len / train_time_s : 0.0;
     timing.step_ms_median = step_ms_.empty() ? 0.0 : stats::median(step_ms_);
+    if (!allreduce_ms_.empty()) timing.allreduce_ms_median = stats::median(allreduce_ms_);
     record_.timing = timing;
     s_.board.phase(index_, "done");
   }
@@ -369,7 +372,8 @@ class VariantRun {
   RunResult record_;  // what results.json will hold for this run, filled as training goes
   int step_ = 0;
   std::vector<double> step_ms_;
-  std::vector<double> step_losses_;    // training loss of every step so far
+  std::vector<double> allreduce_ms_;  // this process's steps only (not in checkpoints: a timing, not a state)
+  std::vector<double> step_losses_;   // training loss of every step so far
   std::vector<double> window_losses_;  // final loss of every validation window
   double prior_wall_s_ = 0;            // wall time before a resume
   double wall_s_ = 0;                  // wall time at the last checkpoint

@@ -54,7 +54,7 @@ ExperimentResult full_result() {
     if (run.spec.kind == "learned") layer.lambda_per_head = {0.5, 0.75};
     run.bias = {{8, {layer}}};
     run.samples = {"Once upon"};
-    run.timing = RunTiming{1.5, 1.25, 1000.0, 10.5};
+    run.timing = RunTiming{1.5, 1.25, 1000.0, 10.5, 0.75};
     r.runs.push_back(run);
   }
   r.comparisons = {{"sa", "learned", -0.25, 0.03125, 4.5}};
@@ -82,6 +82,8 @@ TEST(ResultsSchema, EveryWrittenFieldReadsBack) {
   EXPECT_FALSE(out.environment->cpu_bf16->amx_bf16);
   EXPECT_EQ(out.environment->world_size, 2);
   EXPECT_EQ(out.environment->backend, "gloo");
+  ASSERT_TRUE(out.runs[1].timing && out.runs[1].timing->allreduce_ms_median);
+  EXPECT_DOUBLE_EQ(*out.runs[1].timing->allreduce_ms_median, 0.75);
   EXPECT_EQ(out.data->vocab_size, 512);
   EXPECT_EQ(doc["runs"][0]["layers"], "all");
   EXPECT_EQ(doc["runs"][1]["layers"], json::array({1}));
@@ -118,7 +120,8 @@ TEST(ResultsSchema, WrittenKeysAreTheDocumentedOnes) {
             json::parse(R"({"kind": "learned", "lambda": null, "initial_lambda": 0.5})"));
   EXPECT_EQ(keys(run["final"]),
             (Keys{"val_loss", "val_loss_sem", "eval_tokens", "eval_windows", "train_loss"}));
-  EXPECT_EQ(keys(run["timing"]), (Keys{"wall_s", "train_s", "tokens_per_s", "step_ms_median"}));
+  EXPECT_EQ(keys(run["timing"]),
+            (Keys{"wall_s", "train_s", "tokens_per_s", "step_ms_median", "allreduce_ms_median"}));
   EXPECT_EQ(run["eval"][1], json::parse(R"({"step": 8, "val_loss": 5.5})"));
   EXPECT_EQ(run["train_loss"][0], json::parse(R"({"step": 4, "loss": 6.0})"));
   EXPECT_EQ(run["bias"][0]["layers"][0]["lambda_per_head"], json::array({0.5, 0.75}));
