@@ -168,7 +168,6 @@ int run_train(const TrainOptions& opt) {
     if (ranks.distributed())
       throw xsa::InputError("--ranks starts ranks itself: unset RANK/WORLD_SIZE first");
     check_divides(cfg, opt.ranks);
-    if (opt.ranks > 1) return xsa::run_local_ranks(rank_command(opt.argv), opt.ranks, "xsa-train");
   }
   check_divides(cfg, ranks.world_size);
   xsa::TokenDataset data = xsa::TokenDataset::load(cfg.data.dir);
@@ -184,6 +183,8 @@ int run_train(const TrainOptions& opt) {
   }
   const std::string out = opt.out_dir.empty() ? "runs/" + cfg.name : opt.out_dir;
   if (ranks.rank == 0) check_output_folder(out, opt);  // rank 0 alone writes there
+  // --ranks N: the input is checked here once (one line, not one per rank), then the ranks start.
+  if (opt.ranks > 1) return xsa::run_local_ranks(rank_command(opt.argv), opt.ranks, "xsa-train");
   const bool quiet = opt.quiet || ranks.rank != 0;
 
   if (!quiet) {

@@ -88,6 +88,14 @@ TEST_F(DistributedE2E, TwoRanksTrainWhatOneProcessTrains) {
   EXPECT_EQ(r2["environment"]["backend"], "gloo");
   EXPECT_EQ(r1["environment"]["world_size"], 1);
   EXPECT_FALSE(r1["environment"].contains("backend"));
+  // The all-reduce time is measured where there is one (each run's own group), and only there.
+  for (const auto& run : r2["runs"]) {
+    ASSERT_TRUE(run["timing"].contains("allreduce_ms_median")) << run["variant"];
+    EXPECT_GT(run["timing"]["allreduce_ms_median"].get<double>(), 0.0);
+    EXPECT_LT(run["timing"]["allreduce_ms_median"].get<double>(),
+              run["timing"]["step_ms_median"].get<double>());
+  }
+  for (const auto& run : r1["runs"]) EXPECT_FALSE(run["timing"].contains("allreduce_ms_median"));
   EXPECT_FALSE(fs::exists(dir_ / "two" / "log.jsonl.1"));
 }
 
@@ -181,7 +189,7 @@ TEST_F(DistributedFaults, KilledRankEndsTheOtherWithinTheTimeout) {
                              " & p0=$!; " + rank_cmd(1, port, "run", sets) +
                              " 2>/dev/null & p1=$!; sleep 4; kill -9 $p1; " +
                              "t0=$(date +%s.%N); wait $p0; c=$?; t1=$(date +%s.%N); " +
-                             "echo code=$c secs=$(echo \"$t1 - $t0\" | bc)";
+                             "echo code=$c secs=$(awk \"BEGIN { print $t1 - $t0 }\")";
   Pair p = run_script(script);
   const std::string err = e2e::slurp(dir_ / "rank0.err");
   EXPECT_EQ(p.code, 1) << err;
@@ -191,6 +199,38 @@ TEST_F(DistributedFaults, KilledRankEndsTheOtherWithinTheTimeout) {
   EXPECT_NE(err.find("rank 0"), std::string::npos) << err;
   EXPECT_FALSE(fs::exists(dir_ / "run" / "results.json"));
   std::printf("rank 0 exited %.2f s after rank 1 was killed: %s", p.secs, err.c_str());
+}
+
+// --ranks: the launcher passes on one line, the cause (rank 1 killed), not rank 0's report of a vanished
+// peer.
+TEST_F(DistributedFaults, LocalRanksPrintOneLineWhenARankIsKilled) {
+  std::string cmd = "'" XSA_TRAIN_BIN "'";
+  for (const auto& a : args("run", {"--ranks", "2", "--set", "runtime.dist_timeout_s=5", "--set",
+                                    "train.steps=100000", "--set", "train.checkpoint_interval=0"}))
+    cmd += " '" + a + "'";
+  // Rank 1 is the child (its parent pid: field 4 of /proc/PID/stat) whose environment says RANK=1.
+  const std::string script =
+      cmd + " 2>" + (dir_ / "err").string() + " & p=$!; sleep 4; " +
+      "for d in /proc/[0-9]*; do [ \"$(cut -d' ' -f4 $d/stat 2>/dev/null)\" = \"$p\" ] && " +
+      "tr '\\0' '\\n' < $d/environ | grep -qx RANK=1 && kill -9 ${d#/proc/}; done; " +
+      "t0=$(date +%s.%N); wait $p; c=$?; t1=$(date +%s.%N); echo code=$c secs=$(awk \"BEGIN { print $t1 - "
+      "$t0 }\")";
+  Pair p = run_script(script);
+  const std::string err = e2e::slurp(dir_ / "err");
+  EXPECT_EQ(p.code, 1) << err;
+  EXPECT_LT(p.secs, 5 + 10) << err;
+  EXPECT_EQ(testing::count_lines(err), 1) << err;
+  EXPECT_NE(err.find("rank 1 of 2 was killed by signal 9"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "results.json"));
+}
+
+// --ranks: bad input is refused once, by the launcher, before any rank starts.
+TEST_F(DistributedE2E, LocalRanksRefuseBadDataOnce) {
+  auto r = train("run", {"--ranks", "2", "--set", "data.dir=" + (dir_ / "nowhere").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(testing::count_lines(r.err), 1) << r.err;
+  EXPECT_EQ(r.err.find("rank"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "run"));
 }
 
 TEST_F(DistributedFaults, DifferentConfigsAreRefusedBeforeStepOne) {
@@ -240,10 +280,10 @@ TEST_F(DistributedFaults, DifferentDataIsRefusedBeforeStepOne) {
 
 TEST_F(DistributedFaults, UnreachableMasterIsRefusedWithinTheTimeout) {
   const std::string port = std::to_string(some_port() + 2);  // nobody serves it
-  const std::string script = "t0=$(date +%s.%N); " +
-                             rank_cmd(1, port, "run", "--set runtime.dist_timeout_s=3") + " 2>" +
-                             (dir_ / "rank1.err").string() +
-                             "; c=$?; t1=$(date +%s.%N); echo code=$c secs=$(echo \"$t1 - $t0\" | bc)";
+  const std::string script =
+      "t0=$(date +%s.%N); " + rank_cmd(1, port, "run", "--set runtime.dist_timeout_s=3") + " 2>" +
+      (dir_ / "rank1.err").string() +
+      "; c=$?; t1=$(date +%s.%N); echo code=$c secs=$(awk \"BEGIN { print $t1 - $t0 }\")";
   Pair p = run_script(script);
   const std::string err = e2e::slurp(dir_ / "rank1.err");
   EXPECT_EQ(p.code, 1) << err;

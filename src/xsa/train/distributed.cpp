@@ -50,8 +50,8 @@ std::string short_hash(const std::string& h) {
 
 class GlooGroup final : public RankGroup {
  public:
-  GlooGroup(c10::intrusive_ptr<c10d::ProcessGroupGloo> pg, int rank, int world, int timeout_s)
-      : pg_(std::move(pg)), rank_(rank), world_(world), timeout_s_(timeout_s) {}
+  GlooGroup(c10::intrusive_ptr<c10d::ProcessGroupGloo> pg, int world, int timeout_s)
+      : pg_(std::move(pg)), world_(world), timeout_s_(timeout_s) {}
 
   void average(std::vector<torch::Tensor>& tensors, std::vector<double>& extras,
                const std::string& what) override {
@@ -83,14 +83,15 @@ class GlooGroup final : public RankGroup {
     try {
       fn();
     } catch (const std::exception& e) {
-      throw RuntimeFailure("rank " + std::to_string(rank_) + ": " + what + " failed: another rank died or " +
+      // The program name already names this rank (xsa-train rank R: ...).
+      throw RuntimeFailure(what + " failed: another rank died or " +
                            "did not answer within runtime.dist_timeout_s = " + std::to_string(timeout_s_) +
                            " s (" + first_line(e) + ")");
     }
   }
 
   c10::intrusive_ptr<c10d::ProcessGroupGloo> pg_;
-  int rank_, world_, timeout_s_;
+  int world_, timeout_s_;
 };
 
 class GlooDistributed final : public Distributed {
@@ -116,15 +117,14 @@ class GlooDistributed final : public Distributed {
       }
     }).detach();
     if (future.wait_for(std::chrono::seconds(timeout_s + 5)) != std::future_status::ready) {
-      throw RuntimeFailure(prefix() + "no answer from the rendezvous at " + where +
+      throw RuntimeFailure("no answer from the rendezvous at " + where +
                            " within runtime.dist_timeout_s = " + std::to_string(timeout_s) +
                            " s + 5 s (is another program listening on that port?)");
     }
     try {
       store_ = future.get();
     } catch (const std::exception& e) {
-      throw RuntimeFailure(prefix() +
-                           (info.rank == 0 ? "cannot serve the rendezvous at " + where
+      throw RuntimeFailure((info.rank == 0 ? "cannot serve the rendezvous at " + where
                                            : "cannot reach the master at " + where) +
                            " within runtime.dist_timeout_s = " + std::to_string(timeout_s) + " s (" +
                            first_line(e) + ")");
@@ -144,9 +144,8 @@ class GlooDistributed final : public Distributed {
         auto got = store_->get(base + std::to_string(r));
         const std::string other(got.begin(), got.end());
         if (other != value) {
-          problem = prefix() + "rank " + std::to_string(r) + " has another " + what + " (" +
-                    short_hash(other) + " there, " + short_hash(value) +
-                    " here): every rank must run the same " + what;
+          problem = "rank " + std::to_string(r) + " has another " + what + " (" + short_hash(other) +
+                    " there, " + short_hash(value) + " here): every rank must run the same " + what;
         }
       }
       // Rank 0 serves the store: it waits until every rank has read what it needs before it may exit.
@@ -157,8 +156,7 @@ class GlooDistributed final : public Distributed {
         store_->wait(keys);
       }
     } catch (const std::exception& e) {
-      throw RuntimeFailure(prefix() + "comparing the " + what +
-                           " with the other ranks failed: a rank died or " +
+      throw RuntimeFailure("comparing the " + what + " with the other ranks failed: a rank died or " +
                            "did not answer within runtime.dist_timeout_s = " + std::to_string(timeout_s_) +
                            " s (" + first_line(e) + ")");
     }
@@ -175,17 +173,15 @@ class GlooDistributed final : public Distributed {
       options->threads = 1;
       auto store = c10::make_intrusive<c10d::PrefixStore>("group/" + name, store_);
       auto pg = c10::make_intrusive<c10d::ProcessGroupGloo>(store, info_.rank, info_.world_size, options);
-      return std::make_unique<GlooGroup>(std::move(pg), info_.rank, info_.world_size, timeout_s_);
+      return std::make_unique<GlooGroup>(std::move(pg), info_.world_size, timeout_s_);
     } catch (const std::exception& e) {
-      throw RuntimeFailure(prefix() + "cannot connect the process group of '" + name +
+      throw RuntimeFailure("cannot connect the process group of '" + name +
                            "' within runtime.dist_timeout_s = " + std::to_string(timeout_s_) + " s (" +
                            first_line(e) + ")");
     }
   }
 
  private:
-  std::string prefix() const { return "rank " + std::to_string(info_.rank) + ": "; }
-
   RankInfo info_;
   int timeout_s_;
   c10::intrusive_ptr<c10d::Store> store_;
