@@ -18,10 +18,15 @@ round), so slow drifts of a shared machine hit them alike.
 
   5. the length and size table (not with --quick): paired SA+XSA at T from 128 to 8,192 and at 6 layers x
      d 256, with attention.impl fused and explicit side by side (tok/s, MFU, peak RSS, XSA/SA).
-Usage: scripts/bench.sh [--steps N] [--repeats R] [--quick] [--bf16] [--lengths-only]
-       scripts/bench.py --show FILE   reprints a saved bench.json: its machine (CPU, LibTorch), the matmul peaks,
-                                      the step time at 1 thread, the fused kernel per instruction set and the
-                                      length and size table (the tables of docs/performance.md are such blocks,
+  6. the data-parallel table (not with --quick): 1 rank x 1 thread against `xsa-train --ranks 2` x 1 thread on
+     the same global batch, at three model sizes, with the all-reduce time per step, and the scale-out plan
+     projected from its largest row (the README's "Scale-out").
+Usage: scripts/bench.sh [--steps N] [--repeats R] [--quick] [--bf16] [--lengths-only] [--data-parallel-only]
+       scripts/bench.py --show FILE [--part all|data-parallel|plan]
+                                      reprints a saved bench.json: its machine (CPU, LibTorch), the matmul peaks,
+                                      the step time at 1 thread, the fused kernel per instruction set, the
+                                      length and size table and the data-parallel table and plan, those it holds
+                                      (the tables of docs/performance.md and the README's plan are such blocks,
                                       checked by scripts/readme_tables.py)
 """
 import argparse
@@ -54,11 +59,12 @@ def run(cmd, **kw):
 REFERENCE_THREADS = [(1, 1), (1, 2), (2, 1), (2, 2)]
 
 
-def train_throughput(out_root, name, variants, workers, steps, precision="fp32", extra=()):
+def train_throughput(out_root, name, variants, workers, steps, precision="fp32", extra=(), ranks=1):
     """tokens/s of the training steps of one xsa-train run (sum over concurrent runs) and its peak RSS.
-    extra: more --set overrides (model shape, sequence length, attention.impl)."""
+    extra: more --set overrides (model shape, sequence length, attention.impl); ranks: data-parallel ranks
+    (--ranks; the global batch stays train.batch_size)."""
     out = os.path.join(out_root, name)
-    extra_args = [a for kv in extra for a in ("--set", kv)]
+    extra_args = [a for kv in extra for a in ("--set", kv)] + (["--ranks", str(ranks)] if ranks > 1 else [])
     run([os.path.join(BUILD, "xsa-train"), "--config", "configs/default.yaml", "--out", out, "--quiet",
          "--set", f"runtime.precision={precision}",
          "--set", f"attention.variants=[{','.join(variants)}]", "--set", f"runtime.workers={workers}",
@@ -73,8 +79,10 @@ def train_throughput(out_root, name, variants, workers, steps, precision="fp32",
     else:  # one after another: total tokens / total training time
         tokens = sum(x["timing"]["tokens_per_s"] * x["timing"]["train_s"] for x in r["runs"])
         total = tokens / sum(x["timing"]["train_s"] for x in r["runs"])
+    timing = r["runs"][0]["timing"]
     return {"tokens_per_s": total, "per_run": per_run, "peak_rss_mib": r["environment"]["peak_rss_mib"],
-            "precision": r["environment"].get("precision", "fp32")}
+            "precision": r["environment"].get("precision", "fp32"), "step_ms_median": timing["step_ms_median"],
+            "allreduce_ms_median": timing.get("allreduce_ms_median", 0.0)}
 
 
 def reference_throughput(threads, blas_threads, steps, shape=(), warmup=3, details=False):
@@ -112,11 +120,15 @@ LENGTH_ROWS = [
 IMPLS = ("fused", "explicit")
 
 
-def flops_per_token(overrides):
-    """The model FLOPs per token xsa-bench counts (one formula: xsa::model_flops_per_token)."""
+def model_size(overrides):
+    """The model FLOPs per token xsa-bench counts (one formula: xsa::model_flops_per_token) and the parameter
+    count (xsa::estimate_memory's), as {"flops_per_token", "parameters"}."""
     cmd = [os.path.join(BUILD, "xsa-bench"), "--flops-per-token"] + [a for kv in overrides for a in ("--set", kv)]
-    return json.loads(subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True).stdout)[
-        "flops_per_token"]
+    return json.loads(subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True).stdout)
+
+
+def flops_per_token(overrides):
+    return model_size(overrides)["flops_per_token"]
 
 
 # Rows up to this length are short and the two implementations close there: each is measured `repeats` times,
@@ -211,6 +223,115 @@ def print_lengths_result(result):
     print_length_table(result["lengths"])
 
 
+# The data-parallel table (GitHub issue 42): one rank x 1 thread against `xsa-train --ranks 2` x 1 thread on the
+# same global batch (train.batch_size stays global: each rank takes half), one variant (xsa), so the ranks are
+# the only parallelism. The last row has the shape of TinyStories-33M (4 layers, d 768) with this tool's
+# vocabulary, the size the scale-out plan projects; it takes few steps (each is seconds long).
+S33 = ("model.n_layer=4", "model.d_model=768", "model.n_head=12", "model.d_head=64")
+DP_ROWS = [("2 layers, d 128 (default)", (), 1), ("6 layers, d 256, 8 heads", S2, 1),
+           ("4 layers, d 768, 12 heads (TinyStories-33M's shape)", S33, 5)]
+
+
+def data_parallel_table(work, steps, repeats):
+    """For every DP_ROWS model: tokens/s of 1 rank and of 2 ranks (from each run's median step time, so the first
+    step's start-up does not count), the all-reduce time per step, the scaling efficiency tok/s(2) / (2 tok/s(1));
+    1 and 2 ranks interleaved, medians of `repeats`."""
+    rows = []
+    for index, (label, model, steps_divisor) in enumerate(DP_ROWS):
+        n_steps = max(4, steps // steps_divisor)
+        size = model_size(model)
+        samples = {1: [], 2: []}
+        for r in range(repeats):
+            for ranks in (1, 2):
+                m = train_throughput(work, f"dp{index}_{ranks}_{r}", ["xsa"], 1, n_steps, extra=model,
+                                     ranks=ranks)
+                samples[ranks].append(m)
+        tokens_per_step = 32 * 128  # configs/default.yaml's global batch, which the rows keep
+        one = statistics.median(m["step_ms_median"] for m in samples[1])
+        two = statistics.median(m["step_ms_median"] for m in samples[2])
+        reduce_ms = statistics.median(m["allreduce_ms_median"] for m in samples[2])
+        rows.append({"model": label, "overrides": list(model), "steps": n_steps, "parameters": size["parameters"],
+                     "flops_per_token": size["flops_per_token"], "tokens_per_step": tokens_per_step,
+                     "one_rank": {"step_ms": one, "tokens_per_s": 1e3 * tokens_per_step / one,
+                                  "samples_step_ms": [m["step_ms_median"] for m in samples[1]]},
+                     "two_ranks": {"step_ms": two, "tokens_per_s": 1e3 * tokens_per_step / two,
+                                   "allreduce_ms": reduce_ms,
+                                   "samples_step_ms": [m["step_ms_median"] for m in samples[2]],
+                                   "samples_allreduce_ms": [m["allreduce_ms_median"] for m in samples[2]]},
+                     "efficiency": one / (2 * two)})
+    return rows
+
+
+def print_data_parallel_table(rows):
+    print("\nData-parallel ranks on one machine: `xsa-train --ranks 2` (2 ranks x 1 thread, c10d/Gloo on 127.0.0.1) "
+          "against 1 rank x 1 thread, the same global batch of 32 x 128 tokens, XSA alone; medians of interleaved "
+          "repeats:\n")
+    print("| model | parameters | 1 rank tok/s | 2 ranks tok/s | all-reduce ms per step (share of the step) | "
+          "gradient MB | scaling efficiency, tok/s(2) / (2 x tok/s(1)) |\n|---|---|---|---|---|---|---|")
+    for r in rows:
+        two = r["two_ranks"]
+        print(f"| {r['model']} | {r['parameters'] / 1e6:.2f} M | {r['one_rank']['tokens_per_s']:,.0f} | "
+              f"{two['tokens_per_s']:,.0f} | {two['allreduce_ms']:.1f} ({100 * two['allreduce_ms'] / two['step_ms']:.0f}%)"
+              f" | {4 * r['parameters'] / 1e6:.0f} | **{r['efficiency']:.2f}** (target >= 0.90) |")
+
+
+# The scale-out plan (README "Scale-out"): one epoch of the full TinyStories on N nodes of this machine's kind,
+# from the largest data-parallel row's measurements. The choices are here, once, and printed with the table.
+PLAN_TOKENS = 470e6            # ~ one epoch of TinyStories (the issue's figure; the dataset's train split)
+PLAN_NODES = (8, 32, 128)
+PLAN_GBITS = (10, 25)
+PLAN_SEQUENCES = 512           # the global batch in sequences of 128 tokens (65,536 tokens per step)
+PLAN_HOP_LATENCY_S = 50e-6     # an assumption: one TCP message between nodes on Ethernet; not measured here
+
+
+def scaleout_plan(row, cores):
+    """Per (nodes, Gbit/s): ranks R = nodes x cores (one rank per core, as measured), and per step
+    t_compute = tokens per rank / (1-rank tok/s), t_copy = 2(R-1)/R x S x (measured loopback all-reduce ms per
+    byte), t_wire = 2(R-1)/R x S / bandwidth, t_latency = 2(R-1) x hop latency (a ring all-reduce: 2(R-1) steps);
+    step = their sum (the all-reduce follows the backward pass, nothing overlaps)."""
+    S = 4.0 * row["parameters"]  # fp32 gradient bytes
+    rate = row["one_rank"]["tokens_per_s"]
+    copy_s_per_byte = row["two_ranks"]["allreduce_ms"] / 1e3 / S  # 2 ranks: each moves S bytes
+    tokens_per_step = PLAN_SEQUENCES * 128
+    steps = PLAN_TOKENS / tokens_per_step
+    out = []
+    for gbits in PLAN_GBITS:
+        for nodes in PLAN_NODES:
+            R = nodes * cores
+            moved = 2.0 * (R - 1) / R * S
+            t_compute = tokens_per_step / R / rate
+            t_comm = moved * copy_s_per_byte + moved / (gbits * 1e9 / 8) + 2 * (R - 1) * PLAN_HOP_LATENCY_S
+            out.append({"gbits": gbits, "nodes": nodes, "ranks": R, "compute_s": t_compute, "comm_s": t_comm,
+                        "efficiency": t_compute / (t_compute + t_comm), "epoch_h": steps * (t_compute + t_comm) / 3600})
+    return {"bytes": S, "rate": rate, "copy_s_per_byte": copy_s_per_byte, "steps": steps, "rows": out}
+
+
+def print_scaleout_plan(rows, cores):
+    row = rows[-1]
+    plan = scaleout_plan(row, cores)
+    print(f"\nOne epoch of TinyStories ({PLAN_TOKENS / 1e6:.0f}M tokens) for {row['model']}, "
+          f"{row['parameters'] / 1e6:.1f}M parameters, on N nodes of {cores} cores like this one, one rank per core; "
+          f"global batch {PLAN_SEQUENCES} x 128 = {PLAN_SEQUENCES * 128:,} tokens, {plan['steps']:,.0f} steps:\n")
+    print("| network | nodes (ranks) | compute s per step | all-reduce s per step | efficiency | epoch hours |\n"
+          "|---|---|---|---|---|---|")
+    for p in plan["rows"]:
+        print(f"| {p['gbits']} Gbit/s | {p['nodes']} ({p['ranks']}) | {p['compute_s']:.2f} | {p['comm_s']:.2f} | "
+              f"{p['efficiency']:.2f} | {p['epoch_h']:.1f} |")
+    S = plan["bytes"]
+    # Where it stops scaling: compute per step falls as 1/N, the all-reduce does not (2S/bandwidth for large R).
+    halves = []
+    for gbits in PLAN_GBITS:
+        comm = 2 * S * plan["copy_s_per_byte"] + 2 * S / (gbits * 1e9 / 8)
+        halves.append(f"{PLAN_SEQUENCES * 128 / (plan['rate'] * cores * comm):,.0f} nodes at {gbits} Gbit/s")
+    print(f"\nMeasured here: {plan['rate']:,.0f} tok/s per rank (1 thread), the loopback all-reduce of the "
+          f"{S / 1e6:.0f} MB gradient at {1e-6 / plan['copy_s_per_byte']:,.0f} MB/s (rank 0's time in it, the wait for "
+          f"the slower rank included: an upper bound on what copying and summing cost). Per step: compute = tokens per "
+          f"rank / {plan['rate']:,.0f}; all-reduce = 2(R-1)/R x {S / 1e6:.0f} MB x (1/{1e-6 / plan['copy_s_per_byte']:,.0f}"
+          f" MB/s + 1/network) + 2(R-1) x {PLAN_HOP_LATENCY_S * 1e6:.0f} us (assumed hop latency). Efficiency "
+          f"falls to 0.5 where compute = all-reduce: at about {' and '.join(halves)}; the global batch caps it at "
+          f"{PLAN_SEQUENCES // cores} nodes (one sequence per rank).")
+
+
 def machine_line(micro, reference_torch=None):
     """The machine a bench ran on, as xsa-bench prints it (CPU, cores, matmul flags, native bf16), and the LibTorch
     xsa-bench was built with (plus the torch the PyTorch reference ran, where it is known)."""
@@ -291,25 +412,42 @@ def print_kernels_table(micro):
               f"{gflops:.1f} | {speedup:.2f} |")
 
 
-def print_show(result):
-    """Everything --show reprints from a bench.json, in order: the machine, the matmul peaks, the step time at 1
-    thread, the fused kernel per instruction set, the length and size table."""
+SHOW_PARTS = ("all", "data-parallel", "plan")
+
+
+def print_show(result, part="all"):
+    """What --show reprints from a bench.json, in order: the machine, the matmul peaks, the step time at 1 thread,
+    the fused kernel per instruction set, the length and size table (where measured), the data-parallel table and
+    the scale-out plan (where measured). part "data-parallel": the machine line and the last two; "plan": the plan."""
     micro = result["xsa_bench"]
-    torches = sorted({str(r["reference"]["torch"]) for r in result["lengths"] if "torch" in r["reference"]})
+    cores = micro["cpu"]["cores"]
+    if part == "plan":
+        print_scaleout_plan(result["data_parallel"], cores)
+        return
+    torches = sorted({str(r["reference"]["torch"]) for r in result.get("lengths", []) if "torch" in r["reference"]})
     print(machine_line(micro, ", ".join(torches)))
-    print_peaks(micro)
-    print_steps_table(micro)
-    print_kernels_table(micro)
-    print_lengths_result(result)
+    if part == "all":
+        print_peaks(micro)
+        print_steps_table(micro)
+        print_kernels_table(micro)
+        if "lengths" in result:
+            print_lengths_result(result)
+    if "data_parallel" in result:
+        print_data_parallel_table(result["data_parallel"])
+        print_scaleout_plan(result["data_parallel"], cores)
 
 
-def check_show_result(result, path):
+def check_show_result(result, path, part="all"):
     """The fields print_show reads, each of the kind it formats, so a malformed bench.json is one line naming the
     file and the field (the catch in show() is only the last line of defence)."""
     if not isinstance(result, dict):
         raise InputError(f"{path}: expected a bench.json (a JSON object), got {user_input.json_type(result)}")
-    if not result.get("lengths"):
-        raise InputError(f"{path}: no length and size table (key 'lengths'; written by --lengths-only or a full run)")
+    if not result.get("lengths") and not result.get("data_parallel"):
+        raise InputError(f"{path}: no length and size table and no data-parallel table (keys 'lengths' and "
+                         "'data_parallel'; written by --lengths-only, --data-parallel-only or a full run)")
+    if part != "all" and not result.get("data_parallel"):
+        raise InputError(f"{path}: no data-parallel table (key 'data_parallel'; written by --data-parallel-only "
+                         "or a full run)")
     need(result, "steps", path)
     micro = need(result, "xsa_bench", path, "object")
     where = f"{path}: xsa_bench"
@@ -358,7 +496,19 @@ def check_show_result(result, path):
                 need(k, field, f"{where}.flash_kernels[{i}]", "integer")
             for field in ("forward_ms", "backward_ms"):
                 need(k, field, f"{where}.flash_kernels[{i}]", "number")
-    for i, row in enumerate(user_input.check(result["lengths"], f"{path}: lengths", "array")):
+    for i, row in enumerate(user_input.check(result.get("data_parallel", []), f"{path}: data_parallel", "array")):
+        where = f"{path}: data_parallel[{i}]"
+        need(row, "model", where, "string")
+        for key in ("parameters", "flops_per_token", "efficiency"):
+            if need(row, key, where, "number") <= 0:
+                raise InputError(f"{where}.{key}: expected a positive number, got {row[key]}")
+        for key, fields in (("one_rank", ("step_ms", "tokens_per_s")),
+                            ("two_ranks", ("step_ms", "tokens_per_s", "allreduce_ms"))):
+            side = need(row, key, where, "object")
+            for field in fields:
+                if need(side, field, f"{where}.{key}", "number") <= 0:
+                    raise InputError(f"{where}.{key}.{field}: expected a positive number, got {side[field]}")
+    for i, row in enumerate(user_input.check(result.get("lengths", []), f"{path}: lengths", "array")):
         where = f"{path}: lengths[{i}]"
         need(row, "model", where, "string")
         need(row, "seq_len", where, "number")
@@ -377,14 +527,14 @@ def check_show_result(result, path):
                 need(m, "over_reference", f"{where}.{impl}", "number")
 
 
-def show(path):
+def show(path, part="all"):
     """Renders everything before printing it, so a bad file prints its one-line error and no part table."""
     try:
         result = user_input.load_json(path, "a bench.json")
-        check_show_result(result, path)
+        check_show_result(result, path, part)
         table = io.StringIO()
         with contextlib.redirect_stdout(table):
-            print_show(result)
+            print_show(result, part)
         sys.stdout.write(table.getvalue())
     except InputError as e:
         user_input.fail("bench", e)
@@ -417,10 +567,14 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "bench"), help="where bench.json goes")
     ap.add_argument("--lengths-only", action="store_true",
                     help="only the sgemm peak and the length and size table (both attention implementations)")
-    ap.add_argument("--show", metavar="FILE", help="print the length and size table of this bench.json and stop")
+    ap.add_argument("--data-parallel-only", action="store_true",
+                    help="only the data-parallel table (1 rank against --ranks 2) and the scale-out plan")
+    ap.add_argument("--show", metavar="FILE", help="print the tables of this bench.json and stop")
+    ap.add_argument("--part", choices=SHOW_PARTS, default="all",
+                    help="with --show: everything, the data-parallel table and plan, or the plan alone")
     args = ap.parse_args()
     if args.show:
-        show(args.show)
+        show(args.show, args.part)
         return
     if not os.path.exists(os.path.join(ROOT, "data/tinystories/meta.json")):
         sys.exit("bench: error: data/tinystories is not prepared (see data/README.md or run scripts/demo.sh)")
@@ -432,12 +586,20 @@ def main():
     result = {"steps": args.steps, "repeats": args.repeats}
     try:
         bench_json = os.path.join(work, "xsa_bench.json")
+        quick_micro = args.quick or args.lengths_only or args.data_parallel_only
         run([os.path.join(BUILD, "xsa-bench"), "--json", bench_json]
-            + (["--quick"] if args.quick or args.lengths_only else []) + (["--bf16"] if args.bf16 else []))
+            + (["--quick"] if quick_micro else []) + (["--bf16"] if args.bf16 else []))
         micro = json.load(open(bench_json))
         result["xsa_bench"] = micro
         cpu = micro["cpu"]
         peak2 = micro["gemm"]["2"]["peak_gflops"] * 1e9
+        if args.data_parallel_only:
+            result["data_parallel"] = data_parallel_table(work, args.steps, args.repeats)
+            print(machine_line(micro))
+            print_data_parallel_table(result["data_parallel"])
+            print_scaleout_plan(result["data_parallel"], cpu["cores"])
+            write_result(result, args.out)
+            return
         if args.lengths_only:
             result["lengths"] = length_table(work, args.steps, peak2, args.repeats)
             print_lengths_result(result)
@@ -497,6 +659,7 @@ def main():
             w2 = sweep_time(work, 2)
             result["sweep_smoke_s"] = {"workers_1": w1, "workers_2": w2, "speedup": w1 / w2}
             result["lengths"] = length_table(work, args.steps, peak2, args.repeats)
+            result["data_parallel"] = data_parallel_table(work, args.steps, args.repeats)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -554,6 +717,9 @@ def main():
     print_steps_table(micro)
     if "lengths" in result:
         print_length_table(result["lengths"])
+    if "data_parallel" in result:
+        print_data_parallel_table(result["data_parallel"])
+        print_scaleout_plan(result["data_parallel"], cpu["cores"])
     write_result(result, args.out)
 
 

@@ -64,8 +64,10 @@ void setup_bench_command(CLI::App& app, BenchOptions& opt) {
   app.add_flag("--bf16", opt.bf16,
                "measure bf16 matmuls and bf16 steps even if the CPU has no native bf16 (emulated, slow)");
   app.add_option("--json", opt.json_path, "also write the measurements to this JSON file");
-  app.add_flag("--flops-per-token", opt.flops_only,
-               "print the model FLOPs per token of the config (6N + 12·L·H·Q·T) as JSON and stop");
+  app.add_flag(
+      "--flops-per-token", opt.flops_only,
+      "print the model FLOPs per token of the config (6N + 12·L·H·Q·T) and its parameter count as JSON "
+      "and stop");
   app.add_option("--profile", opt.profile_path,
                  "write chrome://tracing profiles of 3 steps to PATH.sa.json and PATH.xsa.json "
                  "(scripts/profile_summary.py sums them)");
@@ -107,9 +109,11 @@ int run_bench(const BenchOptions& opt) {
   const xsa::Config cfg = xsa::load_config(opt.config_path, opt.overrides);
   const auto& m = cfg.model;
   if (opt.flops_only) {
-    std::printf(
-        "%s\n",
-        json{{"flops_per_token", xsa::model_flops_per_token(m, opt.vocab, cfg.data.seq_len)}}.dump().c_str());
+    // parameters: every trained weight (the data-parallel all-reduce moves one fp32 gradient of each).
+    std::printf("%s\n", json{{"flops_per_token", xsa::model_flops_per_token(m, opt.vocab, cfg.data.seq_len)},
+                             {"parameters", xsa::estimate_memory(cfg, opt.vocab).parameters / 4.0}}
+                            .dump()
+                            .c_str());
     return 0;
   }
   xsa::keep_large_allocations_in_heap();

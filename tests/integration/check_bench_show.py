@@ -2,8 +2,9 @@
 """scripts/bench.py --show on a hand-made bench.json: the machine line, the matmul peaks, every cell of the step
 table (fp32 and bf16 rows) and of the fused kernel table (GFLOP/s of the causal half: 7·D·T² FLOPs, as
 xsa::flash_kernel_flops), and every cell and ratio of the length and size table, against values worked out by hand
-from the file's numbers; a failed measurement shown as its error, and a bad file refused with a one-line error
-naming it. Usage: check_bench_show.py BENCH_PY"""
+from the file's numbers; the data-parallel table and the scale-out plan (also alone, --part plan) against values
+worked out by hand from the plan's formula; a failed measurement shown as its error, and a bad file refused with a
+one-line error naming it. Usage: check_bench_show.py BENCH_PY"""
 import json
 import subprocess
 import sys
@@ -53,7 +54,37 @@ BENCH = {"steps": 8, "repeats": 3, "xsa_bench": XSA_BENCH, "lengths": [
     row("6 layers, d 256, 8 heads", 1024, 4, side(150, 0.54, 2048, 1.0, 2.2), side(60, 0.20, 4096, 1.0, 0.8)),
 ]}
 
-EXPECTED_LINES = [
+def dp_row(model, params, one_ms, one_tok, two_ms, two_tok, reduce_ms, efficiency):
+    return {"model": model, "parameters": params, "flops_per_token": 6.0 * params, "steps": 8,
+            "one_rank": {"step_ms": one_ms, "tokens_per_s": one_tok},
+            "two_ranks": {"step_ms": two_ms, "tokens_per_s": two_tok, "allreduce_ms": reduce_ms},
+            "efficiency": efficiency}
+
+
+# The plan is projected from the last row: 25M parameters (S = 100 MB of fp32 gradient), 500 tok/s per rank, the
+# 2-rank all-reduce of S in 500 ms (5e-9 s per byte, 200 MB/s); 4 cores per node (XSA_BENCH's CPU).
+BENCH["data_parallel"] = [dp_row("small", 1e6, 100.0, 40960.0, 55.0, 74472.7, 5.5, 100 / 110),
+                          dp_row("big", 25e6, 8192.0, 500.0, 4596.0, 891.2, 500.0, 8192 / 9192)]
+
+# Worked out by hand: R = 4N ranks; compute = 65,536 / R / 500 s; all-reduce = 2(R-1)/R x 1e8 B x (5e-9 s/B +
+# 8 / (G x 1e9) s/B) + 2(R-1) x 50 us; epoch = 470e6 / 65,536 = 7,171.6 steps x (compute + all-reduce).
+PLAN_LINES = [
+    "| 10 Gbit/s | 8 (32) | 4.10 | 1.13 | 0.78 | 10.4 |",     # 4.096; 0.96875 + 0.155 + 0.0031 = 1.1269
+    "| 10 Gbit/s | 32 (128) | 1.02 | 1.16 | 0.47 | 4.4 |",    # 1.024; 0.99219 + 0.15875 + 0.0127 = 1.1636
+    "| 10 Gbit/s | 128 (512) | 0.26 | 1.21 | 0.17 | 2.9 |",   # 0.256; 0.99805 + 0.15969 + 0.0511 = 1.2088
+    "| 25 Gbit/s | 8 (32) | 4.10 | 1.03 | 0.80 | 10.2 |",     # 0.96875 + 0.062 + 0.0031 = 1.0339
+    "| 25 Gbit/s | 32 (128) | 1.02 | 1.07 | 0.49 | 4.2 |",
+    "| 25 Gbit/s | 128 (512) | 0.26 | 1.11 | 0.19 | 2.7 |",
+    # half efficiency where 65,536 / (500 x 4) = 2 S (5e-9 + 8 / (G x 1e9)): 32.768 / 1.16 = 28, / 1.064 = 31
+    "Measured here: 500 tok/s per rank (1 thread), the loopback all-reduce of the 100 MB gradient at 200 MB/s (",
+    "at about 28 nodes at 10 Gbit/s and 31 nodes at 25 Gbit/s; the global batch caps it at 128 nodes",
+]
+DP_LINES = [
+    "| small | 1.00 M | 40,960 | 74,473 | 5.5 (10%) | 4 | **0.91** (target >= 0.90) |",
+    "| big | 25.00 M | 500 | 891 | 500.0 (11%) | 100 | **0.89** (target >= 0.90) |",
+]
+
+EXPECTED_LINES = DP_LINES + PLAN_LINES + [
     "CPU: Test CPU, 4 cores; flags: avx2 fma; absent: amx_bf16; native bf16: no; LibTorch 9.9.0 "
     "(PyTorch reference: torch 1.13.0a0)",
     "| fp32 (sgemm) | 61.3 | 123.5 |",
@@ -91,9 +122,18 @@ def main():
             failures.append(f"--show exited {out.returncode}: {out.stderr.strip()}")
         lines = out.stdout.splitlines()
         for want in EXPECTED_LINES:
-            if not any(line.startswith(want) for line in lines):
+            if not any(line.startswith(want) or (want.startswith("at about") and want in line) for line in lines):
                 failures.append(f"no line starts with: {want}")
-        bad = {"no lengths": {"steps": 8, "xsa_bench": XSA_BENCH},
+        # --part plan: the plan alone (what the README's block shows)
+        out = subprocess.run([sys.executable, bench_py, "--show", good, "--part", "plan"], capture_output=True,
+                             text=True)
+        plan = out.stdout.splitlines()
+        for want in PLAN_LINES:
+            if not any(line.startswith(want) or (want.startswith("at about") and want in line) for line in plan):
+                failures.append(f"--part plan: no line starts with: {want}")
+        if any(line.startswith("CPU:") or line.startswith("| small") for line in plan):
+            failures.append("--part plan printed more than the plan")
+        bad = {"no lengths": {"steps": 8, "xsa_bench": XSA_BENCH},  # and no data_parallel
                "a row without its reference": dict(BENCH, lengths=[{"model": "x"}]),
                "no CPU": dict(BENCH, xsa_bench={k: v for k, v in XSA_BENCH.items() if k != "cpu"}),
                "a kernel without its backward time": dict(BENCH, xsa_bench=dict(
@@ -101,7 +141,11 @@ def main():
                                               if k != "backward_ms"}])),
                "a bf16 step without its speed-up": dict(BENCH, xsa_bench=dict(
                    XSA_BENCH, steps_bf16=[step("sa", 1, 1, 1, 3, 1, 0.1)])),
-               "no step timings": dict(BENCH, xsa_bench=dict(XSA_BENCH, steps=[]))}
+               "no step timings": dict(BENCH, xsa_bench=dict(XSA_BENCH, steps=[])),
+               "a data-parallel row with no all-reduce time": dict(BENCH, data_parallel=[
+                   dict(dp_row("x", 1e6, 1, 1, 1, 1, 1, 1), two_ranks={"step_ms": 1, "tokens_per_s": 1,
+                                                                       "allreduce_ms": 0})]),
+               "no tables at all": {k: v for k, v in BENCH.items() if k not in ("lengths", "data_parallel")}}
         for name, doc in bad.items():
             path = f"{d}/bad.json"
             with open(path, "w") as f:
@@ -114,7 +158,7 @@ def main():
                                 f"got exit {out.returncode}, stderr {err!r}, stdout {out.stdout[:80]!r}")
     for f in failures:
         print("FAIL " + f)
-    print(f"check_bench_show: {len(EXPECTED_LINES) + len(bad)} checks, {len(failures)} failed")
+    print(f"check_bench_show: {len(EXPECTED_LINES) + len(PLAN_LINES) + 1 + len(bad)} checks, {len(failures)} failed")
     return 1 if failures else 0
 
 
