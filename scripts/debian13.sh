@@ -93,6 +93,9 @@ else
 fi
 
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# The host's names resolve inside the root as outside: the Slurm test's data-parallel ranks meet at the job's first
+# node, named by its hostname (an unresolvable name left them waiting for the rendezvous until its deadline).
+cp /etc/hosts "$root/etc/hosts"
 mount -t proc proc "$root/proc"; mounted+=("$root/proc")
 mount --rbind /sys "$root/sys"; mount --make-rslave "$root/sys"; mounted+=("$root/sys")
 mount --rbind /dev "$root/dev"; mount --make-rslave "$root/dev"; mounted+=("$root/dev")

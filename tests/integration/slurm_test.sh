@@ -2,7 +2,8 @@
 # Scale-out test (docs/guide.md "Scale-out"): a private single-node Slurm cluster on loopback (munge + slurmctld +
 # slurmd as root, no systemd, every file in a private folder), a small sweep as a 2-task job array compared
 # bit for bit with the same sweep run locally, then a preemption trial: scancel a task mid-point, resubmit,
-# and check that the sweep completes with nothing lost, duplicated or corrupt.
+# and check that the sweep completes with nothing lost, duplicated or corrupt; last, one run as a 2-rank job
+# (xsa-train --submit slurm) against the same run as 2 local ranks (bit for bit) and as one process (1e-5).
 #
 # usage: slurm_test.sh SOURCE_DIR BUILD_DIR DATA_DIR
 # Exit 77 (CTest skip) without Slurm packages or root -- except with CI=true, where Slurm is installed
@@ -293,10 +294,11 @@ left=$(find "$P" \( -name 'claim.lock*' -o -name '.*tmp*' -o -name '*.tmp' \) | 
 say "preemption trial: the sweep completed, nothing lost, duplicated or corrupt"
 
 # ---- one run as data-parallel ranks (xsa-train --submit slurm) ----------------------------------------
-# 2 ranks under srun on the one node against the same run in one local process: the same training up to float
-# summation order (docs/guide.md "Scale-out").
+# 2 ranks under srun on the one node against the same run as 2 local ranks (xsa-train --ranks 2): bit for bit;
+# and against one local process: the same training up to float summation order (docs/guide.md "Scale-out").
 t=$(now)
 "$BUILD/xsa-train" --quiet --config "$WORK/base.yaml" --out "$WORK/dp_local" || fail "local run for the ranks"
+"$BUILD/xsa-train" --quiet --config "$WORK/base.yaml" --out "$WORK/dp_ranks" --ranks 2 || fail "2 local ranks"
 out=$("$BUILD/xsa-train" --config "$WORK/base.yaml" --out "$WORK/dp_slurm" --submit slurm --nodes 1 \
   --tasks-per-node 2) || fail "xsa-train --submit slurm: $out"
 JOB_DP=$(echo "$out" | sed -n 's/^job_id=//p')
@@ -314,6 +316,19 @@ for a, b in zip(one["runs"], two["runs"]):
 if worst > 1e-5:
     sys.exit(f"largest relative difference {worst:.3g} > 1e-5")
 print(f"2 ranks under srun: largest relative difference from 1 process {worst:.3g}")
+EOF
+"$PY" - "$WORK/dp_ranks/results.json" "$WORK/dp_slurm/results.json" <<'EOF' || fail "2 ranks under srun vs 2 local ranks"
+import json, sys
+def numbers(r):  # what the training computed: not where, when or how fast (as e2e_util.h's deterministic_numbers)
+    r.pop("environment"); r["config"].pop("runtime")
+    for run in r["runs"]:
+        run.pop("timing")
+    return r
+local, srun = (numbers(json.load(open(p))) for p in sys.argv[1:3])
+if local != srun:
+    sys.exit(f"the srun job's results differ from 2 local ranks' in {[k for k in local if local[k] != srun.get(k)]}")
+print(f"2 ranks under srun: bit-identical to 2 local ranks ({len(srun['runs'])} runs, final val loss "
+      f"{srun['runs'][0]['final']['val_loss']!r})")
 EOF
 say "TIMING data-parallel job (2 ranks) and its local run: $(since "$t") s"
 say "ok"

@@ -117,9 +117,13 @@ class GlooDistributed final : public Distributed {
       }
     }).detach();
     if (future.wait_for(std::chrono::seconds(timeout_s + 5)) != std::future_status::ready) {
-      throw RuntimeFailure("no answer from the rendezvous at " + where +
-                           " within runtime.dist_timeout_s = " + std::to_string(timeout_s) +
-                           " s + 5 s (is another program listening on that port?)");
+      // LibTorch 2.6's client keeps retrying an unreachable master past its own timeout: it ends here too.
+      throw RuntimeFailure((info.rank == 0 ? "cannot serve the rendezvous at " + where
+                                           : "cannot reach the master at " + where) +
+                           ": no answer within runtime.dist_timeout_s = " + std::to_string(timeout_s) +
+                           " s + 5 s (the master not running, unreachable or its name not resolving, or "
+                           "another program holding the "
+                           "port)");
     }
     try {
       store_ = future.get();
