@@ -82,7 +82,8 @@ def train_throughput(out_root, name, variants, workers, steps, precision="fp32",
     timing = r["runs"][0]["timing"]
     return {"tokens_per_s": total, "per_run": per_run, "peak_rss_mib": r["environment"]["peak_rss_mib"],
             "precision": r["environment"].get("precision", "fp32"), "step_ms_median": timing["step_ms_median"],
-            "allreduce_ms_median": timing.get("allreduce_ms_median", 0.0)}
+            "allreduce_ms_median": timing.get("allreduce_ms_median", 0.0),
+            "tokens_per_step": r["config"]["train"]["batch_size"] * r["config"]["data"]["seq_len"]}
 
 
 def reference_throughput(threads, blas_threads, steps, shape=(), warmup=3, details=False):
@@ -246,7 +247,9 @@ def data_parallel_table(work, steps, repeats):
                 m = train_throughput(work, f"dp{index}_{ranks}_{r}", ["xsa"], 1, n_steps, extra=model,
                                      ranks=ranks)
                 samples[ranks].append(m)
-        tokens_per_step = 32 * 128  # configs/default.yaml's global batch, which the rows keep
+        tokens_per_step = samples[1][0]["tokens_per_step"]  # the global batch: the same for 1 and 2 ranks
+        if any(m["tokens_per_step"] != tokens_per_step for m in samples[1] + samples[2]):
+            sys.exit(f"bench: error: {label}: the runs' global batches differ")
         one = statistics.median(m["step_ms_median"] for m in samples[1])
         two = statistics.median(m["step_ms_median"] for m in samples[2])
         reduce_ms = statistics.median(m["allreduce_ms_median"] for m in samples[2])

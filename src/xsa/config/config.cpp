@@ -268,6 +268,13 @@ nlohmann::json config_to_json(const Config& c) {
   return out;
 }
 
+nlohmann::json config_identity_json(const Config& c) {
+  nlohmann::json out = config_to_json(c);
+  out.erase("runtime");
+  out.erase("log");
+  return out;
+}
+
 nlohmann::json config_json_with_defaults(const nlohmann::json& recorded) {
   if (!recorded.is_object()) return recorded;
   nlohmann::json out = config_to_json(record_defaults());

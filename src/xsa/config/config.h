@@ -166,6 +166,12 @@ Config parse_config(const std::string& yaml_text, const std::string& source,
 nlohmann::json config_to_json(const Config& c);
 std::string config_to_yaml(const Config& c);
 
+// config_to_json without its runtime section (threads, workers, precision request, ...) and log section (what
+// is logged changes no number): the experiment a config describes, as checkpoints, exports and config_sha256
+// identify it. Where bit-identical continuation matters, the threads and precision used are recorded beside
+// it.
+nlohmann::json config_identity_json(const Config& c);
+
 // A config JSON recorded by an earlier version (a checkpoint's identity) with every key it lacks filled in
 // with that key's default. A key is only ever added with a default that reproduces the behaviour from
 // before it existed, so a record without it means the default. Recorded values are kept as they are.

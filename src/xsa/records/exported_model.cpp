@@ -125,10 +125,7 @@ ExportedModel parse_exported_model(const json& doc, const std::string& source) {
 }
 
 std::string config_sha256(const Config& config) {
-  json c = config_to_json(config);
-  c.erase("runtime");
-  c.erase("log");
-  return sha256_hex(c.dump());
+  return sha256_hex(config_identity_json(config).dump());
 }
 
 void check_same_architecture(const json& exported, const json& expected, const std::string& source) {

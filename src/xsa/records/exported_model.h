@@ -57,7 +57,7 @@ nlohmann::json to_json(const ExportedModel& model);
 // Reads config.json; InputError naming `source` and the key for a wrong format, a missing or mistyped key.
 ExportedModel parse_exported_model(const nlohmann::json& doc, const std::string& source);
 
-// The sha256 of a config's numbers-changing part (config_to_json without runtime and log), hex: equal
+// The sha256 of config_identity_json (the config without runtime and log), hex: equal
 // configs, equal hash, whatever the threads or logging.
 std::string config_sha256(const Config& config);
 

@@ -13,13 +13,10 @@ namespace xsa {
 using json = nlohmann::json;
 
 json checkpoint_identity(const Config& cfg, const TokenDataset& data, const std::string& precision) {
-  json c = config_to_json(cfg);
-  c.erase("runtime");
-  c.erase("log");  // what is logged changes no number
   json inputs = data.meta.raw.value("inputs", json::array());
   // Bit-identical continuation also needs the same thread count (reductions may split differently) and the
-  // same precision actually used (runtime is erased above: workers do not matter).
-  return {{"config", c},
+  // same precision actually used (the identity has no runtime section: workers do not matter).
+  return {{"config", config_identity_json(cfg)},
           {"threads", cfg.runtime.threads},
           {"precision", precision},
           {"vocab_size", data.meta.vocab_size},

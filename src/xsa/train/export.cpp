@@ -28,9 +28,7 @@ std::string variant_names(const ExperimentResult& experiment) {
 // folder someone assembled by hand).
 void check_checkpoint_matches(const json& state, const ExperimentResult& experiment, const RunResult& run,
                               const std::string& path) {
-  json want = config_to_json(experiment.config);
-  want.erase("runtime");
-  want.erase("log");
+  const json want = config_identity_json(experiment.config);
   json had = state.contains("identity") ? state.at("identity").value("config", json()) : json();
   if (had.is_object()) had = config_json_with_defaults(had);
   if (had != want) throw InputError(path + ": checkpoint is of another config than " + experiment.source);

@@ -590,5 +590,22 @@ TEST(Config, AttentionImplSpellingsAreTheKeysChoices) {
   }
 }
 
+TEST(Config, IdentityIsTheConfigWithoutRuntimeAndLog) {
+  const Config c = parse_config("train:\n  lr: 0.01\nruntime:\n  threads: 2\n", kSrc);
+  nlohmann::json want = config_to_json(c);
+  ASSERT_TRUE(want.contains("runtime"));
+  ASSERT_TRUE(want.contains("log"));
+  want.erase("runtime");
+  want.erase("log");
+  EXPECT_EQ(config_identity_json(c), want);
+  Config other_threads = c;
+  other_threads.runtime.threads = 1;
+  other_threads.log.tensorboard = !c.log.tensorboard;
+  EXPECT_EQ(config_identity_json(other_threads), config_identity_json(c));
+  Config other_lr = c;
+  other_lr.train.lr = 0.02;
+  EXPECT_NE(config_identity_json(other_lr), config_identity_json(c));
+}
+
 }  // namespace
 }  // namespace xsa
