@@ -13,8 +13,10 @@ the paired change of every final bias metric between neighbouring budgets, the g
 the learning-rate selection (each arm's best lr, the Δ at the two best lrs in-sample and held out), the final
 bias metrics per group and layer (each arm's mean and 95% half-width), the learned λ and gate values per
 layer and head (mean and SD over seeds), the variants at S1 (against SA and against full XSA) and the length
-trend at S1, the trend with model size (per seed over log2 non-embedding parameters) and the trend of the
-final bias metrics with depth (per seed over relative depth), then compares with `xsa-inspect --format json`.
+trend at S1, the trend with model size (per seed over log2 non-embedding parameters), the trend of the
+final bias metrics with depth (per seed over relative depth) and, for question 9's sweeps with lr_control, the
+gain and the lr selection per baseline setup (positions, embedding norm, QK-norm, output gate, warmup) and the
+plateau escape, then compares with `xsa-inspect --format json`.
 
 usage: check_findings.py XSA_INSPECT RESULTS_DIR
 """
@@ -62,6 +64,8 @@ def load_pairs(folder):
         lr_scale = data["config"]["attention"].get("lambda_lr_scale", 1.0)  # older results predate the key
         model = data["config"]["model"]
         impl = data["config"]["attention"].get("impl", "explicit")  # records before the key ran explicit
+        setup = setup_label(data["config"])
+        model_text = model_label(model) + (f" ({setup})" if setup else "")
         for run in data["runs"]:
             if run["variant"] == "sa":
                 continue
@@ -71,17 +75,47 @@ def load_pairs(folder):
                                         f"expected {label!r}")
             pairs.append({"path": root, "seed": data["config"]["seed"], "steps": train["steps"],
                           "seq_len": data["config"]["data"]["seq_len"], "batch": train["batch_size"],
-                          "lr": train["lr"], "model": model_label(model), "params": non_embedding(model),
+                          "lr": train["lr"], "model": model_text, "params": non_embedding(model),
                           "impl": impl,
                           "lambda": label, "base": base["final"]["val_loss"],
                           "variant": run["final"]["val_loss"], "base_bias": final_bias(base),
                           "var_bias": final_bias(run), "var_bias_step": final_step(run),
-                          "var_lambda": final_lambda(run)})
+                          "var_lambda": final_lambda(run),
+                          "base_eval": {e["step"]: e["val_loss"] for e in base.get("eval", [])},
+                          "var_eval": {e["step"]: e["val_loss"] for e in run.get("eval", [])}})
     return pairs
 
 
 def model_label(m):
     return f"{m['n_layer']}L d{m['d_model']} {m['n_head']}×{m['d_head']}"
+
+
+# The paper's baseline transformer, which every sweep before question 9 trains: RoPE, a LayerNorm after the
+# embedding, no QK-norm, no output gate, 30 warmup steps. Records from before a key existed ran its default.
+PAPER_SETUP = {"pos": "rope", "embed_norm": True, "qk_norm": False, "output_gate": "none", "warmup_steps": 30}
+
+
+def setup_label(config):
+    """How a run's baseline differs from the paper's, as the tables' model column says it in parentheses
+    ("learned pos, no emb norm", "QK-norm", "headwise gate", "warmup 150"); "" when it does not."""
+    model, attention, train = config["model"], config["attention"], config["train"]
+    pos = model.get("pos", PAPER_SETUP["pos"])
+    embed_norm = model.get("embed_norm", PAPER_SETUP["embed_norm"])
+    qk_norm = model.get("qk_norm", PAPER_SETUP["qk_norm"])
+    gate = attention.get("output_gate", PAPER_SETUP["output_gate"])
+    warmup = train.get("warmup_steps", PAPER_SETUP["warmup_steps"])
+    parts = []
+    if pos != PAPER_SETUP["pos"]:
+        parts.append(f"{pos} pos")
+    if embed_norm != PAPER_SETUP["embed_norm"]:
+        parts.append("emb norm" if embed_norm else "no emb norm")
+    if qk_norm != PAPER_SETUP["qk_norm"]:
+        parts.append("QK-norm" if qk_norm else "no QK-norm")
+    if gate != PAPER_SETUP["output_gate"]:
+        parts.append(f"{gate} gate")
+    if warmup != PAPER_SETUP["warmup_steps"]:
+        parts.append(f"warmup {warmup}")
+    return ", ".join(parts)
 
 
 def non_embedding(m):
@@ -358,41 +392,45 @@ def check_against(checker, folder, baseline):
         checker.compare_group(f"{folder} by_lambda λ={lam} against {baseline}", rows[lam], groups[lam])
 
 
-def check_learning_rates(checker, folder):
-    """The gain at each lr (by_lambda: one row per λ and lr) and the lr selection: each arm's best lr by mean final
-    val loss over the seeds with every lr, the paired Δ at the two best lrs, and the same with each seed's lrs
-    chosen on the other seeds (held out)."""
-    pairs = load_pairs(folder)
+def check_learning_rates(checker, folders):
+    """The gain at each lr (by_lambda: one row per λ, lr and model setup) and the lr selection per λ and model
+    setup: each arm's best lr by mean final val loss over the seeds with every lr, the paired Δ at the two best
+    lrs, and the same with each seed's lrs chosen on the other seeds (held out)."""
+    tag = " ".join(os.path.basename(f) for f in folders)
+    pairs = [p for f in folders for p in load_pairs(f)]
     groups = defaultdict(list)
     for p in pairs:
-        groups[(p["lambda"], p["lr"])].append(p)
-    rows = {(r["lambda"], r["lr"]): r for r in checker.rows([folder], "by_lambda")}
+        groups[(p["lambda"], p["lr"], p["model"])].append(p)
+    rows = {(r["lambda"], r["lr"], r["model"]): r for r in checker.rows(folders, "by_lambda")}
     if set(rows) != set(groups):
-        checker.failures.append(f"{folder} by_lambda groups: expected {sorted(groups)}, has {sorted(rows)}")
+        checker.failures.append(f"[{tag}] by_lambda groups: expected {sorted(groups)}, has {sorted(rows)}")
     for key in sorted(set(rows) & set(groups)):
-        checker.compare_group(f"{folder} by_lambda λ={key[0]} lr={key[1]}", rows[key], groups[key])
+        checker.compare_group(f"[{tag}] by_lambda λ={key[0]} lr={key[1]} {key[2]}", rows[key], groups[key])
 
-    selections = {r["lambda"]: r for r in checker.rows([folder], "lr_selection")}
-    for lam in sorted(set(p["lambda"] for p in pairs)):
+    selections = {(r["lambda"], r["model"]): r for r in checker.rows(folders, "lr_selection")}
+    for lam, model in sorted(set((p["lambda"], p["model"]) for p in pairs)):
         at = defaultdict(dict)  # seed -> lr -> (baseline loss, variant loss)
         for p in pairs:
-            if p["lambda"] == lam:
+            if (p["lambda"], p["model"]) == (lam, model):
                 at[p["seed"]][p["lr"]] = (p["base"], p["variant"])
         lrs = sorted(set(lr for per_lr in at.values() for lr in per_lr))
         if len(lrs) < 2:
             continue
-        if lam not in selections:
-            checker.failures.append(f"{folder} lr_selection: no row for λ={lam}")
+        what = f"[{tag}] lr_selection λ={lam} {model}"
+        if (lam, model) not in selections:
+            checker.failures.append(f"{what}: no row")
             continue
-        row, what = selections[lam], f"{folder} lr_selection λ={lam}"
+        row = selections[(lam, model)]
         seeds = sorted(s for s, per_lr in at.items() if sorted(per_lr) == lrs)
+        checker.close(f"{what} n", len(seeds), row["n"])
+        if not seeds:
+            continue
 
         def best(arm, among):
             means = [sum(at[s][lr][arm] for s in among) / len(among) for lr in lrs]
             return lrs[means.index(min(means))]
 
         b, v = best(0, seeds), best(1, seeds)
-        checker.close(f"{what} n", len(seeds), row["n"])
         checker.close(f"{what} best lr baseline", b, row["best_lr_baseline"])
         checker.close(f"{what} best lr variant", v, row["best_lr_variant"])
         _, mean, low, high = interval([at[s][v][1] - at[s][b][0] for s in seeds])
@@ -409,6 +447,44 @@ def check_learning_rates(checker, folder):
             checker.close(f"{what} Δ held out", mean, row["held_out_delta"])
             checker.close(f"{what} Δ held out CI low", low, row.get("held_out_ci_low"))
             checker.close(f"{what} Δ held out CI high", high, row.get("held_out_ci_high"))
+
+
+def check_plateau_escape(checker, folders):
+    """The plateau escape per group (λ, budget, model setup, lr, length, batch): per pair, on the evaluations both
+    arms made, the level halfway between their mean first loss and the worse arm's final loss (pairs whose
+    worse arm ends no lower than the start have no plateau and are left out), each arm's first evaluation at or
+    below it (else its last); per seed the mean over its pairs; the mean level and escape steps over seeds and
+    the paired Δ steps (variant − baseline) with its 95% CI."""
+    tag = " ".join(os.path.basename(f) for f in folders)
+    groups = defaultdict(lambda: defaultdict(list))  # group -> seed -> (level, base step, variant step)
+    for p in (p for f in folders for p in load_pairs(f)):
+        steps = sorted(set(p["base_eval"]) & set(p["var_eval"]))
+        if len(steps) < 2:
+            continue
+        start = 0.5 * (p["base_eval"][steps[0]] + p["var_eval"][steps[0]])
+        worse_end = max(p["base_eval"][steps[-1]], p["var_eval"][steps[-1]])
+        if not worse_end < start:
+            continue
+        level = 0.5 * (start + worse_end)
+        base = next((s for s in steps if p["base_eval"][s] <= level), steps[-1])
+        var = next((s for s in steps if p["var_eval"][s] <= level), steps[-1])
+        key = (p["lambda"], p["steps"], p["model"], p["impl"], p["lr"], p["seq_len"], p["batch"])
+        groups[key][p["seed"]].append((level, base, var))
+    rows = {(r["lambda"], r["steps"], r["model"], r["attention_impl"], r["lr"], r["seq_len"], r["batch"]): r
+            for r in checker.rows(folders, "plateau_escape")}
+    if set(rows) != set(groups):
+        checker.failures.append(f"[{tag}] plateau_escape groups: expected {sorted(groups)}, has {sorted(rows)}")
+    for key in sorted(set(rows) & set(groups)):
+        what = f"[{tag}] plateau_escape λ={key[0]} lr={key[4]:g} {key[2]}"
+        per_seed = [[sum(x[i] for x in found) / len(found) for i in range(3)] for found in groups[key].values()]
+        checker.close(f"{what} level", sum(x[0] for x in per_seed) / len(per_seed), rows[key]["level"])
+        checker.close(f"{what} base step", sum(x[1] for x in per_seed) / len(per_seed), rows[key]["base_step"])
+        checker.close(f"{what} variant step", sum(x[2] for x in per_seed) / len(per_seed), rows[key]["var_step"])
+        n, mean, low, high = interval([x[2] - x[1] for x in per_seed])
+        checker.close(f"{what} n", n, rows[key]["n"])
+        checker.close(f"{what} mean Δ steps", mean, rows[key]["mean_delta_steps"])
+        checker.close(f"{what} Δ CI low", low, rows[key].get("delta_ci_low"))
+        checker.close(f"{what} Δ CI high", high, rows[key].get("delta_ci_high"))
 
 
 def check_sizes(checker, folders):
@@ -574,7 +650,11 @@ def main():
     # summary line names those without one, so an unchecked table is never silent.
     second = {name: os.path.join(results, name)
               for name in ("variants_s1", "size_s2", "length_s1", "gate_lr_s1")}
-    pending = [name for name, folder in second.items() if not finished(folder)]
+    # The third round (question 9): each sweep's cells without a stabiliser are lr_control's, so each is checked
+    # together with lr_control: the gain per lr and setup, the lr selection per setup, the plateau escape.
+    third = {name: os.path.join(results, name)
+             for name in ("baseline_choices", "qknorm_lr", "gate_headwise_lr", "warmup_150")}
+    pending = [name for name, folder in {**second, **third}.items() if not finished(folder)]
     checker = Checker(inspect)
     check_budget(checker, budgets)
     check_budget(checker, budgets[:2])  # the findings' trend over each interval alone
@@ -583,7 +663,7 @@ def main():
     check_lengths(checker, os.path.join(results, "seqlen_fixed_batch"))
     check_lambda(checker, os.path.join(results, "budget_300"))
     check_lambda(checker, os.path.join(results, "lambda_lr"))
-    check_learning_rates(checker, os.path.join(results, "lr_control"))
+    check_learning_rates(checker, [os.path.join(results, "lr_control")])
     check_by_budget(checker, [os.path.join(results, "lr_control")])
     check_learned_lambda(checker, [budgets[0], budgets[1], os.path.join(results, "lambda_lr")])
     for folder in budgets + [os.path.join(results, f) for f in others]:
@@ -614,6 +694,13 @@ def main():
         depth_rows += check_bias_depth(checker, [second["length_s1"]])
     if "gate_lr_s1" not in pending:
         depth_rows += check_bias_depth(checker, [second["gate_lr_s1"]])
+    for name, folder in third.items():
+        if name not in pending:
+            both = [os.path.join(results, "lr_control"), folder]
+            check_by_budget(checker, both)
+            check_learning_rates(checker, both)
+            check_plateau_escape(checker, both)
+            check_bias(checker, folder)
     checker.failures += LABEL_MISMATCHES
     for failure in checker.failures:
         print("FAIL", failure)
