@@ -56,3 +56,10 @@ draw gate_lr "$(existing gate_lr_s1)" --only improvement_vs_lambda
 draw size "$(existing lr_control variants_s1 size_s2)" --lambda 1 --only improvement_vs_size,bias_by_depth
 # the length trend at S1 (length_s1, fused attention) next to the 2-layer one (seqlen_tokens) (question 8)
 draw length "$(existing seqlen_tokens length_s1)" --lambda 1 --only improvement_vs_seq_len
+# Question 9: each third-round sweep next to lr_control, whose cells are its arms without the change it makes
+# (positions and embedding norm, QK-norm, output gate, warmup); one colour per baseline setup.
+for sweep in baseline_choices qknorm_lr gate_headwise_lr warmup_150; do
+  if [ -n "$(existing "$sweep")" ]; then
+    draw "$sweep" "results/lr_control results/$sweep" --lambda 1 --only improvement_vs_lr,early_val_loss
+  fi
+done

@@ -13,10 +13,12 @@ sections (xsa_results.inspect): the tables' own numbers, grouping and intervals,
                              doubling of parameters, 95% CI)
   improvement_vs_lr.png      per learning rate (log axis): each arm's mean final val loss, its best lr marked
                              (lr_selection), and the mean improvement % with 95% CI bars, per λ, model and budget
+  early_val_loss.png         per lr two or more models (or baseline setups) share: each arm's mean val loss over
+                             the first half of training (eval_curve), the baseline dashed
 """
 import os
 
-from .common import Skip, baseline_name, ci_bars, finish, improvement_axis, lam_label, plt, slope_text
+from .common import Skip, baseline_name, ci_bars, finish, improvement_axis, lam_label, plt, save, slope_text
 
 
 def budget_trend_text(doc, row):
@@ -194,10 +196,10 @@ def improvement_vs_lr(doc, out):
     keys = sorted({ident(r) for r in gains if len({g["lr"] for g in gains if ident(g) == ident(r)}) >= 2}, key=str)
     if not keys:
         return Skip("no comparison at two or more learning rates")
-    fig, (ax_loss, ax_gain) = plt.subplots(1, 2, figsize=(11, 4.2))
-    several = len(keys) > 1
-    for key in keys:
-        suffix = f", {key[2]}, {key[3]} steps" if several else ""
+    fig, (ax_loss, ax_gain) = plt.subplots(1, 2, figsize=(11, 4.2 + 0.25 * max(0, len(keys) - 2)))
+    for index, key in enumerate(keys):
+        color = f"C{index % 10}"  # one colour per comparison: its baseline dashed, its variant solid
+        suffix = key_suffix(keys, key)
         name = lam_label({"lambda": key[1]}) + suffix
         sel = sorted((r for r in losses if ident(r) == key), key=lambda r: r["lr"])
         # by_budget and by_lambda pool over lengths, lr_selection does not: a star only when one length is pooled
@@ -205,24 +207,75 @@ def improvement_vs_lr(doc, out):
         pick = [r for r in doc.get("lr_selection", [])
                 if (r["baseline"], r["lambda"], r["model"], r["steps"]) == key and str(r["seq_len"]) in seq_lens]
         pick = pick if len(pick) == 1 else []
-        for arm, who, best in (("base", key[0].upper() + suffix, "best_lr_baseline"), ("var", name, "best_lr_variant")):
-            line, = ax_loss.plot([r["lr"] for r in sel], [r[f"{arm}_val_loss"] for r in sel], marker="o", label=who)
+        for arm, who, best, style in (("base", key[0].upper() + suffix, "best_lr_baseline", "--"),
+                                      ("var", name, "best_lr_variant", "-")):
+            ax_loss.plot([r["lr"] for r in sel], [r[f"{arm}_val_loss"] for r in sel], marker="o", label=who,
+                         color=color, linestyle=style)
             if pick and pick[0][best] is not None:
                 at = [r for r in sel if r["lr"] == pick[0][best]]
-                ax_loss.plot([at[0]["lr"]], [at[0][f"{arm}_val_loss"]], marker="*", ms=16, color=line.get_color(),
+                ax_loss.plot([at[0]["lr"]], [at[0][f"{arm}_val_loss"]], marker="*", ms=16, color=color,
                              linestyle="none")
         sel = sorted((r for r in gains if ident(r) == key), key=lambda r: r["lr"])
         ys, err = ci_bars(sel)
-        ax_gain.errorbar([r["lr"] for r in sel], ys, yerr=err, marker="o", capsize=4, label=name)
+        ax_gain.errorbar([r["lr"] for r in sel], ys, yerr=err, marker="o", capsize=4, label=name, color=color)
     for ax in (ax_loss, ax_gain):
-        ax.set_xscale("log")
-        lrs = sorted({r["lr"] for r in gains})
-        ax.set_xticks(lrs)
-        ax.set_xticklabels([f"{lr:g}" for lr in lrs])
-        ax.minorticks_off()
-        ax.set_xlabel("peak learning rate (min_lr = lr/10)")
+        lr_axis(ax, sorted({r["lr"] for r in gains}))
     ax_loss.set_ylabel("final val loss (mean over seeds)")
-    ax_loss.set_title("Each arm's final val loss (★ its best lr)")
-    ax_loss.legend(fontsize=8)
+    ax_loss.set_title("Each arm's final val loss (★ its best lr; baseline dashed)")
+    ax_loss.legend(fontsize=7)
     return finish(fig, ax_gain, os.path.join(out, "improvement_vs_lr.png"), "peak learning rate (min_lr = lr/10)",
-                  improvement_axis(gains), "Gain at each lr (mean, 95% CI over seeds)", 8)
+                  improvement_axis(gains), "Gain at each lr (mean, 95% CI over seeds)", 7)
+
+
+def key_suffix(keys, key):
+    """What tells comparison `key` (baseline, λ, model, steps) apart from the others in `keys`: ", <model>"
+    and ", <steps> steps" where those differ among them, else "". Models that differ only in their baseline
+    setup (the model column's parentheses: "2L d128 4×32 (learned pos)") are told apart by the setup alone,
+    the paper's setup (RoPE, embedding norm, no QK-norm, no gate, warmup 30) by "paper's setup"."""
+    models, budgets = {k[2] for k in keys}, {k[3] for k in keys}
+    shape = lambda model: model.split(" (", 1)[0]
+    if len(models) == 1:
+        text = ""
+    elif len({shape(m) for m in models}) == 1:
+        text = ", " + (key[2][len(shape(key[2])) + 2:-1] if key[2] != shape(key[2]) else "paper's setup")
+    else:
+        text = f", {key[2]}"
+    return text + (f", {key[3]} steps" if len(budgets) > 1 else "")
+
+
+def lr_axis(ax, lrs):
+    ax.set_xscale("log")
+    ax.set_xticks(lrs)
+    ax.set_xticklabels([f"{lr:g}" for lr in lrs])
+    ax.minorticks_off()
+    ax.set_xlabel("peak learning rate (min_lr = lr/10)")
+
+
+def early_val_loss(doc, out):
+    """Per lr that two or more models (or baseline setups) share: each arm's mean val loss over the first half of
+    training, one colour per model, the baseline dashed: where an arm sits on a plateau, and for how long."""
+    rows = doc.get("eval_curve", [])
+    ident = lambda r: (r["baseline"], r["lambda"], r["model"], r["steps"])
+    keys = sorted({ident(r) for r in rows}, key=str)
+    lrs = sorted({r["lr"] for r in rows if len({ident(g) for g in rows if g["lr"] == r["lr"]}) >= 2})
+    if not lrs:
+        return Skip("no learning rate with two or more models or setups")
+    fig, axes = plt.subplots(1, len(lrs), figsize=(4.2 * len(lrs), 4.6), sharey=True, squeeze=False)
+    for ax, lr in zip(axes[0], lrs):
+        for index, key in enumerate(keys):
+            color = f"C{index % 10}"
+            sel = sorted((r for r in rows if ident(r) == key and r["lr"] == lr and 2 * r["step"] <= key[3]),
+                         key=lambda r: r["step"])
+            if not sel:
+                continue
+            suffix = key_suffix(keys, key)
+            ax.plot([r["step"] for r in sel], [r["base_val_loss"] for r in sel], color=color, linestyle="--",
+                    marker=".", label=key[0].upper() + suffix)
+            ax.plot([r["step"] for r in sel], [r["var_val_loss"] for r in sel], color=color, marker=".",
+                    label=lam_label({"lambda": key[1]}) + suffix)
+        ax.set_title(f"lr {lr:g}")
+        ax.set_xlabel("step")
+    axes[0][0].set_ylabel("val loss (mean over seeds)")
+    axes[0][-1].legend(fontsize=7)
+    return save(fig, os.path.join(out, "early_val_loss.png"),
+                "Val loss over the first half of training (baseline dashed)")

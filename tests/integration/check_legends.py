@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The trend notes in the legends of the length and budget figures (scripts/figures/improvement.py, drawn by
-scripts/plot_findings.py and scripts/plot_results.py) against hand-computed trends, and the lines of two
-attention implementations kept apart.
+scripts/plot_findings.py and scripts/plot_results.py) against hand-computed trends, the lines of two
+attention implementations kept apart, and how the lr and early-loss figures' legends tell comparisons apart.
 
 Usage: check_legends.py XSA_INSPECT FIXTURES (tests/fixtures/report: its lengths/ and budget/)
 
@@ -86,6 +86,16 @@ def main():
     if xsa:
         check_note(check, "budget", improvement.budget_trend_text(budget, xsa[0]), "steps",
                    (-0.874347, -4.0426, 2.2939))
+    # Comparisons told apart in a legend (improvement_vs_lr, early_val_loss): by the setup alone when the models
+    # differ only in it, by the whole model otherwise, by the budget only when budgets differ.
+    setups = [("sa", "1", "2L d128 4×32", 600), ("sa", "1", "2L d128 4×32 (learned pos, no emb norm)", 600)]
+    check([improvement.key_suffix(setups, k) for k in setups] == [", paper's setup", ", learned pos, no emb norm"],
+          f"setup labels {[improvement.key_suffix(setups, k) for k in setups]}")
+    sizes = [("sa", "1", "2L d128 4×32", 600), ("sa", "1", "6L d256 8×32 (QK-norm)", 300)]
+    check([improvement.key_suffix(sizes, k) for k in sizes] ==
+          [", 2L d128 4×32, 600 steps", ", 6L d256 8×32 (QK-norm), 300 steps"],
+          f"model labels {[improvement.key_suffix(sizes, k) for k in sizes]}")
+    check(improvement.key_suffix(setups[:1], setups[0]) == "", "one comparison: no suffix")
     for f in failures:
         print(f"check_legends: {f}", file=sys.stderr)
     if not failures:
