@@ -60,6 +60,7 @@ draw length "$(existing seqlen_tokens length_s1)" --lambda 1 --only improvement_
 # (positions and embedding norm, QK-norm, output gate, warmup); one colour per baseline setup.
 for sweep in baseline_choices qknorm_lr gate_headwise_lr warmup_150; do
   if [ -n "$(existing "$sweep")" ]; then
-    draw "$sweep" "results/lr_control results/$sweep" --lambda 1 --only improvement_vs_lr,early_val_loss
+    draw "$sweep" "results/lr_control results/$sweep" --lambda 1 \
+      --only improvement_vs_lr,early_val_loss,dynamics_over_training
   fi
 done

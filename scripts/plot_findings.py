@@ -27,6 +27,8 @@ has rows (drawn by scripts/figures/: improvement.py and bias.py):
                              (lr_selection), and the mean improvement % with 95% CI bars, per λ, model and budget
   early_val_loss.png         per lr two or more models (or baseline setups) share: each arm's mean val loss over
                              the first half of training, the baseline dashed (where an arm sits on a plateau)
+  dynamics_over_training.png per such lr: the largest attention logit, the attention entropy and the attention
+                             on the first position along training, mean over layers and seeds, the baseline dashed
 --inspect: default build/xsa-inspect, or $XSA_BUILD/xsa-inspect. Exit code 2 with one line on bad input (xsa-inspect's
 own exit code when it fails). Uses Debian's python3-matplotlib (/usr/bin/python3).
 """
@@ -47,7 +49,8 @@ from figures import bias, common, improvement  # noqa: E402
 
 FIGURES = (improvement.improvement_vs_budget, improvement.eval_delta_curve, improvement.improvement_vs_lambda,
            improvement.improvement_vs_seq_len, bias.bias_init_vs_end, bias.bias_by_depth,
-           improvement.improvement_vs_size, improvement.improvement_vs_lr, improvement.early_val_loss)
+           improvement.improvement_vs_size, improvement.improvement_vs_lr, improvement.early_val_loss,
+           improvement.dynamics_over_training)
 
 
 def fail(message, code=2):

@@ -15,6 +15,8 @@ sections (xsa_results.inspect): the tables' own numbers, grouping and intervals,
                              (lr_selection), and the mean improvement % with 95% CI bars, per λ, model and budget
   early_val_loss.png         per lr two or more models (or baseline setups) share: each arm's mean val loss over
                              the first half of training (eval_curve), the baseline dashed
+  dynamics_over_training.png per such lr: the largest attention logit, the attention entropy and the attention on
+                             the first position along training (dynamics), mean over layers, the baseline dashed
 """
 import os
 
@@ -243,6 +245,15 @@ def key_suffix(keys, key):
     return text + (f", {key[3]} steps" if len(budgets) > 1 else "")
 
 
+def legend_of_all(axes, ax):
+    """One legend on `ax` for the lines of every panel (a comparison missing from that panel's lr included)."""
+    handles = {}
+    for panel in (a for row in axes for a in row):
+        for handle, label in zip(*panel.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    ax.legend(list(handles.values()), list(handles), fontsize=7)
+
+
 def lr_axis(ax, lrs):
     ax.set_xscale("log")
     ax.set_xticks(lrs)
@@ -276,6 +287,49 @@ def early_val_loss(doc, out):
         ax.set_title(f"lr {lr:g}")
         ax.set_xlabel("step")
     axes[0][0].set_ylabel("val loss (mean over seeds)")
-    axes[0][-1].legend(fontsize=7)
+    legend_of_all(axes, axes[0][-1])
     return save(fig, os.path.join(out, "early_val_loss.png"),
                 "Val loss over the first half of training (baseline dashed)")
+
+
+DYNAMICS = (("max_logit", "largest attention logit"), ("attn_entropy", "attention entropy (nats)"),
+            ("attn_sink", "attention on the first position"))
+
+
+def dynamics_over_training(doc, out):
+    """Per lr two or more models (or baseline setups) share: each dynamics metric (xsa-inspect's dynamics section)
+    along training, the mean over layers and seeds, one colour per model, the baseline dashed."""
+    rows = doc.get("dynamics", [])
+    ident = lambda r: (r["baseline"], r["lambda"], r["model"], r["steps"])
+    keys = sorted({ident(r) for r in rows}, key=str)
+    lrs = sorted({r["lr"] for r in rows if len({ident(g) for g in rows if g["lr"] == r["lr"]}) >= 2})
+    if not lrs:
+        return Skip("no learning rate at which two or more models or setups measured the attention dynamics")
+    fig, axes = plt.subplots(len(DYNAMICS), len(lrs), figsize=(4.2 * len(lrs), 3.0 * len(DYNAMICS)),
+                             sharex=True, squeeze=False)
+    for column, lr in enumerate(lrs):
+        for row, (metric, title) in enumerate(DYNAMICS):
+            ax = axes[row][column]
+            for index, key in enumerate(keys):
+                at = {}  # step -> (baseline values, variant values) over layers
+                for r in rows:
+                    if ident(r) == key and r["lr"] == lr:
+                        base, var = at.setdefault(r["step"], ([], []))
+                        base.append(r[f"base_{metric}"])
+                        var.append(r[f"var_{metric}"])
+                if not at:
+                    continue
+                steps = sorted(at)
+                suffix = key_suffix(keys, key)
+                for side, style, name in ((0, "--", key[0].upper()), (1, "-", lam_label({"lambda": key[1]}))):
+                    ax.plot(steps, [sum(at[s][side]) / len(at[s][side]) for s in steps], color=f"C{index % 10}",
+                            linestyle=style, marker=".", label=name + suffix)
+            if row == 0:
+                ax.set_title(f"lr {lr:g}")
+            if column == 0:
+                ax.set_ylabel(title)
+            if row == len(DYNAMICS) - 1:
+                ax.set_xlabel("step")
+    legend_of_all(axes, axes[0][-1])
+    return save(fig, os.path.join(out, "dynamics_over_training.png"),
+                "Attention dynamics along training, mean over layers and seeds (baseline dashed)")

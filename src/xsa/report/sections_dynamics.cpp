@@ -27,6 +27,17 @@ std::vector<CurvePoint> common_curve(const Pair& p) {
   return out;
 }
 
+// True when every bias measurement of the run has the attention dynamics on every layer. A run started by a
+// version without them and resumed by one with them (a sweep that crossed the change) has them only from
+// some step on; averaging it in would change the seeds behind a curve halfway along it.
+bool complete_dynamics(const RunResult& run) {
+  if (run.bias.empty()) return false;
+  for (const auto& point : run.bias)
+    for (const auto& l : point.layers)
+      if (!l.dynamics) return false;
+  return true;
+}
+
 }  // namespace
 
 // The level of a pair is halfway between where both arms start (the mean of their first common evaluation:
@@ -85,7 +96,8 @@ void build_plateau_escape(const SectionInputs& in, Table& t) {
 }
 
 // Per group (one length and batch), bias measurement step and layer: each dynamics metric of the baseline and
-// the variant, mean over seeds (each seed the mean over its pairs), from the runs that measured it.
+// the variant, mean over seeds (each seed the mean over its pairs), from the pairs whose two runs measured it
+// at every bias measurement (complete_dynamics), so one group's rows all average the same seeds.
 void build_dynamics(const SectionInputs& in, Table& t) {
   constexpr std::size_t kMetrics = sizeof(kDynamicsMetrics) / sizeof(kDynamicsMetrics[0]);
   struct Row {
@@ -102,6 +114,7 @@ void build_dynamics(const SectionInputs& in, Table& t) {
              std::map<std::uint64_t, std::array<std::array<std::vector<double>, kMetrics>, 2>>>
         values;
     for (const auto& p : g.pairs) {
+      if (!complete_dynamics(*p.baseline) || !complete_dynamics(*p.variant)) continue;
       std::map<std::pair<std::int64_t, int>, const AttentionDynamics*> base;
       for (const auto& point : p.baseline->bias)
         for (const auto& l : point.layers)

@@ -68,6 +68,29 @@ TEST(Report, DynamicsArePerStepAndLayerMeansOverSeeds) {
   EXPECT_NEAR(num(t, 0, "var_attn_entropy"), 1.6, 1e-12);
   EXPECT_NEAR(num(t, 0, "base_attn_sink"), 0.4, 1e-12);
   EXPECT_NEAR(num(t, 0, "var_attn_sink"), 0.2, 1e-12);
+  // A seed whose baseline measured the dynamics from step 100 on only (a run resumed across the version that
+  // added them) is left out at every step, so the rows at 50 and 100 both average seeds 1 and 2.
+  std::vector<ExperimentResult> resumed;
+  for (int s = 0; s < 3; ++s) {
+    ExperimentResult e = budget_experiment(s + 1, 100, "xsa", {9, 4, 3}, {9, 4, 2.9}, 2.9, 2.8);
+    for (int r = 0; r < 2; ++r) {
+      LayerBias early{}, late{};
+      early.dynamics = r == 0 ? AttentionDynamics{1, 3.0, 0.2} : AttentionDynamics{2, 3.0, 0.2};
+      late.dynamics = r == 0 ? base[s % 2] : var[s % 2];
+      if (s == 2 && r == 0) early.dynamics.reset();
+      e.runs[r].bias = {{50, {early}}, {100, {late}}};
+    }
+    resumed.push_back(e);
+  }
+  const Report with_resumed = build_report(resumed);
+  const Table& both = with_resumed.table("dynamics");
+  ASSERT_EQ(both.rows.size(), 2u);
+  EXPECT_EQ(integer(both, 0, "step"), 50);
+  EXPECT_EQ(integer(both, 0, "n"), 2);
+  EXPECT_EQ(integer(both, 1, "step"), 100);
+  EXPECT_EQ(integer(both, 1, "n"), 2);
+  EXPECT_NEAR(num(both, 1, "base_max_logit"), 11.0, 1e-12);  // seed 3 (10 at step 100) would make it 32/3
+  EXPECT_NEAR(num(both, 0, "var_max_logit"), 2.0, 1e-12);
   // Results without dynamics (every committed file before question 9) give no rows.
   std::vector<ExperimentResult> old = {budget_experiment(1, 100, "xsa", {9, 4, 3}, {9, 4, 2.9}, 2.9, 2.8)};
   const Report none = build_report(old);
