@@ -57,10 +57,12 @@ draw size "$(existing lr_control variants_s1 size_s2)" --lambda 1 --only improve
 # the length trend at S1 (length_s1, fused attention) next to the 2-layer one (seqlen_tokens) (question 8)
 draw length "$(existing seqlen_tokens length_s1)" --lambda 1 --only improvement_vs_seq_len
 # Question 9: each third-round sweep next to lr_control, whose cells are its arms without the change it makes
-# (positions and embedding norm, QK-norm, output gate, warmup); one colour per baseline setup.
+# (positions and embedding norm, QK-norm, output gate, warmup); one colour per baseline setup. The attention
+# dynamics next to paper_dynamics instead (lr_control's cells trained again with them measured; never pooled
+# with lr_control, configs/science/paper_dynamics.yaml says why).
 for sweep in baseline_choices qknorm_lr gate_headwise_lr warmup_150; do
   if [ -n "$(existing "$sweep")" ]; then
-    draw "$sweep" "results/lr_control results/$sweep" --lambda 1 \
-      --only improvement_vs_lr,early_val_loss,dynamics_over_training
+    draw "$sweep" "results/lr_control results/$sweep" --lambda 1 --only improvement_vs_lr,early_val_loss
+    draw "${sweep}_dynamics" "$(existing paper_dynamics) results/$sweep" --lambda 1 --only dynamics_over_training
   fi
 done
