@@ -157,12 +157,18 @@ TEST(SweepGrid, ScienceSweepConfigs) {
     auto p = expand_grid(spec);
     EXPECT_EQ(p.size(), points) << name;
     EXPECT_NO_THROW(validate_points(spec, p)) << name;
-    // Every point pins the attention implementation (docs/guide.md "Config"), so a new default never reaches
-    // a resumed sweep.
+    // Every point pins the attention implementation (docs/guide.md "Config") and the baseline's setup that
+    // question 9 varies, so a new default never reaches a resumed or extended sweep.
     for (const auto& point : p) {
       bool pinned = false;
       for (const auto& o : point.overrides) pinned = pinned || o == "attention.impl=" + impl;
       EXPECT_TRUE(pinned) << name << " " << point.run_id;
+      for (const std::string key : {"model.pos", "model.embed_norm", "model.qk_norm", "attention.output_gate",
+                                    "train.warmup_steps", "model.mlp_ratio", "model.tie_embeddings"}) {
+        bool set = false;
+        for (const auto& o : point.overrides) set = set || o.rfind(key + "=", 0) == 0;
+        EXPECT_TRUE(set) << name << " " << point.run_id << " does not pin " << key;
+      }
     }
   }
 }
