@@ -10,7 +10,8 @@ the seeds favouring the variant, the mean improvement % and its 95% CI, the mean
 per-budget tables each arm's mean final val loss), per seed the slope of the improvement over
 log2 steps (budget) or log2 T (length), the change of the budget slope from the first interval to the last and
 the paired change of every final bias metric between neighbouring budgets, the gain at each learning rate and
-the learning-rate selection (each arm's best lr, the Δ at the two best lrs in-sample and held out), the final
+the learning-rate selection (each arm's best lr, whether a worse lr lies on both sides of it, the Δ at the two
+best lrs in-sample and held out), the final
 bias metrics per group and layer (each arm's mean and 95% half-width), the learned λ and gate values per
 layer and head (mean and SD over seeds), the variants at S1 (against SA and against full XSA) and the length
 trend at S1, the trend with model size (per seed over log2 non-embedding parameters), the trend of the
@@ -433,6 +434,13 @@ def check_learning_rates(checker, folders):
         b, v = best(0, seeds), best(1, seeds)
         checker.close(f"{what} best lr baseline", b, row["best_lr_baseline"])
         checker.close(f"{what} best lr variant", v, row["best_lr_variant"])
+        inside = [0 < lrs.index(lr) < len(lrs) - 1 for lr in (b, v)]  # a worse lr on both sides
+        bracketed = {(True, True): "both", (True, False): "baseline only", (False, True): "variant only",
+                     (False, False): "neither"}[tuple(inside)]
+        checker.checked += 1
+        if row.get("bracketed") != bracketed:
+            checker.failures.append(f"{what} best lr bracketed: expected {bracketed!r}, "
+                                    f"xsa-inspect has {row.get('bracketed')!r}")
         _, mean, low, high = interval([at[s][v][1] - at[s][b][0] for s in seeds])
         checker.close(f"{what} Δ in-sample", mean, row["best_delta"])
         checker.close(f"{what} Δ in-sample CI low", low, row.get("best_delta_ci_low"))

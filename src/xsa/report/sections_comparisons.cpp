@@ -326,6 +326,13 @@ void build_lr_selection(const SectionInputs& in, Table& t) {
   auto selected = [](auto get) {
     return [get](const Row& r) { return r.selection.in_sample.n > 0 ? Cell(get(r)) : Cell(); };
   };
+  // An optimum is known only when a worse lr lies on both sides of it (the series is in increasing lr): which
+  // arms' best lrs are, so a grid that must grow says so.
+  auto bracketed = [](const Row& r) {
+    auto inside = [&r](std::size_t i) { return i > 0 && i + 1 < r.lrs.size(); };
+    const bool base = inside(r.selection.best_baseline), var = inside(r.selection.best_variant);
+    return std::string(base && var ? "both" : base ? "baseline only" : var ? "variant only" : "neither");
+  };
   const Columns<Row> columns = {
       {{"baseline", "baseline"}, [](const Row& r) { return Cell(r.key.baseline); }},
       {{"lambda", "λ"}, [](const Row& r) { return Cell(r.key.label); }},
@@ -339,6 +346,7 @@ void build_lr_selection(const SectionInputs& in, Table& t) {
        selected([](const Row& r) { return r.lrs[r.selection.best_baseline]; })},
       {{"best_lr_variant", "best lr, variant", Column::kShortest},
        selected([](const Row& r) { return r.lrs[r.selection.best_variant]; })},
+      {{"bracketed", "best lr bracketed"}, selected(bracketed)},
       {{"baseline_loss", "baseline val loss at its best", 4},
        selected([](const Row& r) { return r.selection.baseline_means[r.selection.best_baseline]; })},
       {{"variant_loss", "variant val loss at its best", 4},

@@ -235,10 +235,16 @@ TEST(Report, LrSelectionSectionUsesTheSeedsWithEveryLr) {
   EXPECT_EQ(integer(t, 0, "n"), 3);
   EXPECT_DOUBLE_EQ(num(t, 0, "best_lr_baseline"), 1e-3);
   EXPECT_DOUBLE_EQ(num(t, 0, "best_lr_variant"), 3e-3);
+  // The baseline's best (1e-3) has a worse lr on both sides; the variant's (3e-3) is the grid's edge.
+  EXPECT_EQ(text(t, 0, "bracketed"), "baseline only");
   EXPECT_NEAR(num(t, 0, "best_delta"), -0.053333, 1e-6);
   EXPECT_NEAR(num(t, 0, "held_out_delta"), -0.153333, 1e-6);
   EXPECT_NEAR(num(t, 0, "held_out_ci_high"), 0.054999, 1e-5);
   EXPECT_EQ(text(t, 0, "verdict"), "within noise");
+  // A fourth, higher lr where both arms are worse brackets the variant's best too.
+  for (std::uint64_t seed = 0; seed < 3; ++seed) points.push_back(point(2, 1e-2, seed + 1, 3.0, 3.0));
+  const Report wider = build_report(points);
+  EXPECT_EQ(text(wider.table("lr_selection"), 0, "bracketed"), "both");
   // One lr: no selection.
   EXPECT_TRUE(build_report({point(2, 1e-3, 1, 2.0, 1.9)}).table("lr_selection").rows.empty());
 }
