@@ -194,7 +194,7 @@ def improvement_vs_size(doc, out):
 
 def improvement_vs_lr(doc, out):
     gains, losses = doc.get("by_lambda", []), doc.get("by_budget", [])
-    ident = lambda r: (r["baseline"], r["lambda"], r["model"], r["steps"])
+    ident = comparison
     keys = sorted({ident(r) for r in gains if len({g["lr"] for g in gains if ident(g) == ident(r)}) >= 2}, key=str)
     if not keys:
         return Skip("no comparison at two or more learning rates")
@@ -262,20 +262,31 @@ def lr_axis(ax, lrs):
     ax.set_xlabel("peak learning rate (min_lr = lr/10)")
 
 
+def comparison(row):
+    """A row's comparison, as the lr figures tell them apart: (baseline, λ, model with its setup, steps)."""
+    return row["baseline"], row["lambda"], row["model"], row["steps"]
+
+
+def comparisons_at_shared_lrs(rows):
+    """The comparisons among `rows` (sorted) and the lrs at which two or more of them have rows (increasing)."""
+    at_lr = {}
+    for r in rows:
+        at_lr.setdefault(r["lr"], set()).add(comparison(r))
+    return sorted({comparison(r) for r in rows}, key=str), sorted(lr for lr, found in at_lr.items() if len(found) >= 2)
+
+
 def early_val_loss(doc, out):
     """Per lr that two or more models (or baseline setups) share: each arm's mean val loss over the first half of
     training, one colour per model, the baseline dashed: where an arm sits on a plateau, and for how long."""
     rows = doc.get("eval_curve", [])
-    ident = lambda r: (r["baseline"], r["lambda"], r["model"], r["steps"])
-    keys = sorted({ident(r) for r in rows}, key=str)
-    lrs = sorted({r["lr"] for r in rows if len({ident(g) for g in rows if g["lr"] == r["lr"]}) >= 2})
+    keys, lrs = comparisons_at_shared_lrs(rows)
     if not lrs:
         return Skip("no learning rate with two or more models or setups")
     fig, axes = plt.subplots(1, len(lrs), figsize=(4.2 * len(lrs), 4.6), sharey=True, squeeze=False)
     for ax, lr in zip(axes[0], lrs):
         for index, key in enumerate(keys):
             color = f"C{index % 10}"
-            sel = sorted((r for r in rows if ident(r) == key and r["lr"] == lr and 2 * r["step"] <= key[3]),
+            sel = sorted((r for r in rows if comparison(r) == key and r["lr"] == lr and 2 * r["step"] <= key[3]),
                          key=lambda r: r["step"])
             if not sel:
                 continue
@@ -300,9 +311,7 @@ def dynamics_over_training(doc, out):
     """Per lr two or more models (or baseline setups) share: each dynamics metric (xsa-inspect's dynamics section)
     along training, the mean over layers and seeds, one colour per model, the baseline dashed."""
     rows = doc.get("dynamics", [])
-    ident = lambda r: (r["baseline"], r["lambda"], r["model"], r["steps"])
-    keys = sorted({ident(r) for r in rows}, key=str)
-    lrs = sorted({r["lr"] for r in rows if len({ident(g) for g in rows if g["lr"] == r["lr"]}) >= 2})
+    keys, lrs = comparisons_at_shared_lrs(rows)
     if not lrs:
         return Skip("no learning rate at which two or more models or setups measured the attention dynamics")
     fig, axes = plt.subplots(len(DYNAMICS), len(lrs), figsize=(4.2 * len(lrs), 3.0 * len(DYNAMICS)),
@@ -313,7 +322,7 @@ def dynamics_over_training(doc, out):
             for index, key in enumerate(keys):
                 at = {}  # step -> (baseline values, variant values) over layers
                 for r in rows:
-                    if ident(r) == key and r["lr"] == lr:
+                    if comparison(r) == key and r["lr"] == lr:
                         base, var = at.setdefault(r["step"], ([], []))
                         base.append(r[f"base_{metric}"])
                         var.append(r[f"var_{metric}"])
