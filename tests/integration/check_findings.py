@@ -16,8 +16,8 @@ bias metrics per group and layer (each arm's mean and 95% half-width), the learn
 layer and head (mean and SD over seeds), the variants at S1 (against SA and against full XSA) and the length
 trend at S1, the trend with model size (per seed over log2 non-embedding parameters), the trend of the
 final bias metrics with depth (per seed over relative depth) and, for question 9's sweeps with lr_control, the
-gain and the lr selection per baseline setup (positions, embedding norm, QK-norm, output gate, warmup) and the
-plateau escape, then compares with `xsa-inspect --format json`.
+gain and the lr selection per baseline setup (positions, embedding norm, QK-norm, output gate, warmup), the
+plateau escape and, over all of them, each arm's best setup and lr (setup_selection), then compares with `xsa-inspect --format json`.
 
 usage: check_findings.py XSA_INSPECT RESULTS_DIR
 """
@@ -76,7 +76,8 @@ def load_pairs(folder):
                                         f"expected {label!r}")
             pairs.append({"path": root, "seed": data["config"]["seed"], "steps": train["steps"],
                           "seq_len": data["config"]["data"]["seq_len"], "batch": train["batch_size"],
-                          "lr": train["lr"], "model": model_text, "params": non_embedding(model),
+                          "lr": train["lr"], "model": model_text, "shape": model_label(model), "setup": setup,
+                          "params": non_embedding(model),
                           "impl": impl,
                           "lambda": label, "base": base["final"]["val_loss"],
                           "variant": run["final"]["val_loss"], "base_bias": final_bias(base),
@@ -422,16 +423,10 @@ def check_learning_rates(checker, folders):
             checker.failures.append(f"{what}: no row")
             continue
         row = selections[(lam, model)]
-        seeds = sorted(s for s, per_lr in at.items() if sorted(per_lr) == lrs)
-        checker.close(f"{what} n", len(seeds), row["n"])
-        if not seeds:
+        chosen = check_selection(checker, what, at, lrs, row)
+        if chosen is None:
             continue
-
-        def best(arm, among):
-            means = [sum(at[s][lr][arm] for s in among) / len(among) for lr in lrs]
-            return lrs[means.index(min(means))]
-
-        b, v = best(0, seeds), best(1, seeds)
+        b, v = chosen
         checker.close(f"{what} best lr baseline", b, row["best_lr_baseline"])
         checker.close(f"{what} best lr variant", v, row["best_lr_variant"])
         inside = [0 < lrs.index(lr) < len(lrs) - 1 for lr in (b, v)]  # a worse lr on both sides
@@ -441,20 +436,78 @@ def check_learning_rates(checker, folders):
         if row.get("bracketed") != bracketed:
             checker.failures.append(f"{what} best lr bracketed: expected {bracketed!r}, "
                                     f"xsa-inspect has {row.get('bracketed')!r}")
-        _, mean, low, high = interval([at[s][v][1] - at[s][b][0] for s in seeds])
-        checker.close(f"{what} Δ in-sample", mean, row["best_delta"])
-        checker.close(f"{what} Δ in-sample CI low", low, row.get("best_delta_ci_low"))
-        checker.close(f"{what} Δ in-sample CI high", high, row.get("best_delta_ci_high"))
-        held = []
-        for s in seeds:
-            others = [o for o in seeds if o != s]
-            if others:
-                held.append(at[s][best(1, others)][1] - at[s][best(0, others)][0])
-        if held:
-            _, mean, low, high = interval(held)
-            checker.close(f"{what} Δ held out", mean, row["held_out_delta"])
-            checker.close(f"{what} Δ held out CI low", low, row.get("held_out_ci_low"))
-            checker.close(f"{what} Δ held out CI high", high, row.get("held_out_ci_high"))
+
+
+def check_selection(checker, what, at, candidates, row):
+    """Each arm's best candidate (lowest mean final val loss over the seeds with every candidate; the first in
+    `candidates`' order on a tie) and the paired Δ at the two bests, in-sample and with each seed's candidates
+    chosen on the other seeds (held out), against `row`. at: seed -> candidate -> (baseline, variant) loss.
+    Returns the in-sample (baseline, variant) bests, or None without a seed that has every candidate."""
+    seeds = sorted(s for s, per in at.items() if sorted(per) == sorted(candidates))
+    checker.close(f"{what} n", len(seeds), row["n"])
+    if not seeds:
+        return None
+
+    def best(arm, among):
+        means = [sum(at[s][c][arm] for s in among) / len(among) for c in candidates]
+        return candidates[means.index(min(means))]
+
+    b, v = best(0, seeds), best(1, seeds)
+    checker.close(f"{what} baseline loss at its best", sum(at[s][b][0] for s in seeds) / len(seeds),
+                  row["baseline_loss"])
+    checker.close(f"{what} variant loss at its best", sum(at[s][v][1] for s in seeds) / len(seeds),
+                  row["variant_loss"])
+    _, mean, low, high = interval([at[s][v][1] - at[s][b][0] for s in seeds])
+    checker.close(f"{what} Δ in-sample", mean, row["best_delta"])
+    checker.close(f"{what} Δ in-sample CI low", low, row.get("best_delta_ci_low"))
+    checker.close(f"{what} Δ in-sample CI high", high, row.get("best_delta_ci_high"))
+    held = []
+    for s in seeds:
+        others = [o for o in seeds if o != s]
+        if others:
+            held.append(at[s][best(1, others)][1] - at[s][best(0, others)][0])
+    if held:
+        _, mean, low, high = interval(held)
+        checker.close(f"{what} Δ held out", mean, row["held_out_delta"])
+        checker.close(f"{what} Δ held out CI low", low, row.get("held_out_ci_low"))
+        checker.close(f"{what} Δ held out CI high", high, row.get("held_out_ci_high"))
+    return b, v
+
+
+def check_setup_selection(checker, folders):
+    """Question 9's selection across baseline setups: per λ and model shape trained with two or more setups,
+    every (setup, lr) is a candidate, and each arm gets its own best one (setup_selection)."""
+    tag = " ".join(os.path.basename(f) for f in folders)
+    pairs = [p for f in folders for p in load_pairs(f)]
+    rows = {(r["lambda"], r["model"]): r for r in checker.rows(folders, "setup_selection")}
+    expected = set()
+    for lam, shape in sorted(set((p["lambda"], p["shape"]) for p in pairs)):
+        at = defaultdict(dict)  # seed -> (setup, lr) -> (baseline loss, variant loss)
+        for p in pairs:
+            if (p["lambda"], p["shape"]) == (lam, shape):
+                at[p["seed"]][(p["setup"], p["lr"])] = (p["base"], p["variant"])
+        candidates = sorted(set(c for per in at.values() for c in per))
+        if len(set(setup for setup, _ in candidates)) < 2:
+            continue
+        expected.add((lam, shape))
+        what = f"[{tag}] setup_selection λ={lam} {shape}"
+        if (lam, shape) not in rows:
+            checker.failures.append(f"{what}: no row")
+            continue
+        row = rows[(lam, shape)]
+        checker.close(f"{what} setups × lrs", len(candidates), row["candidates"])
+        chosen = check_selection(checker, what, at, candidates, row)
+        if chosen is None:
+            continue
+        for arm, (setup, lr) in zip(("baseline", "variant"), chosen):
+            checker.close(f"{what} best lr {arm}", lr, row[f"best_lr_{arm}"])
+            checker.checked += 1
+            name = setup or "paper's setup"
+            if row[f"best_setup_{arm}"] != name:
+                checker.failures.append(f"{what} best setup {arm}: expected {name!r}, "
+                                        f"xsa-inspect has {row[f'best_setup_{arm}']!r}")
+    if set(rows) != expected:
+        checker.failures.append(f"[{tag}] setup_selection rows: expected {sorted(expected)}, has {sorted(rows)}")
 
 
 def check_plateau_escape(checker, folders):
@@ -709,6 +762,10 @@ def main():
             check_learning_rates(checker, both)
             check_plateau_escape(checker, both)
             check_bias(checker, folder)
+    # Every third-round sweep together: each arm at its best setup and lr.
+    finished_third = [folder for name, folder in third.items() if name not in pending]
+    if finished_third:
+        check_setup_selection(checker, [os.path.join(results, "lr_control")] + finished_third)
     checker.failures += LABEL_MISMATCHES
     for failure in checker.failures:
         print("FAIL", failure)

@@ -255,6 +255,10 @@ std::string setup_label(const Config& c) {
   return out;
 }
 
+std::string setup_name(const std::string& setup) {
+  return setup.empty() ? "paper's setup" : setup;
+}
+
 std::string model_with_setup(const GroupKey& k) {
   return k.setup.empty() ? k.model : k.model + " (" + k.setup + ")";
 }

@@ -112,6 +112,8 @@ std::string model_label(const ModelConfig& m);
 // no QK-norm, no output gate, the default warmup): "" when it does not, else e.g. "learned pos, no emb norm",
 // "QK-norm", "headwise gate", "warmup 150". Question 9 varies these; every earlier result has "".
 std::string setup_label(const Config& c);
+// A setup as a table cell names it on its own: setup_label's text, or "paper's setup" for "".
+std::string setup_name(const std::string& setup);
 // The model column's text: the model label, with the setup in parentheses when there is one.
 std::string model_with_setup(const GroupKey& k);
 

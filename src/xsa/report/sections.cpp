@@ -60,6 +60,13 @@ const std::vector<Section>& sections() {
        "per comparison with two or more lrs: each arm's best lr and the variant − baseline Δ at them, "
        "in-sample and with the lrs chosen on the other seeds (held out)",
        "_No comparison has results at two or more learning rates._", false, false, build_lr_selection},
+      {"setup_selection",
+       "Baseline-setup selection (each arm at its own best setup and lr; paired over the seeds that have "
+       "every "
+       "one)",
+       "per comparison with two or more baseline setups: each arm's best (setup, lr) and the variant − "
+       "baseline Δ at them, in-sample and held out: the variant against the baseline's best configuration",
+       "_No comparison has results with two or more baseline setups._", false, false, build_setup_selection},
       {"eval_curve", "Paired Δ val loss along training (fixed eval windows, 95% CI over seeds)",
        "per λ, budget and evaluation step: mean Δ val loss with its CI", "", false, false, build_eval_curve},
       {"bias_init", "Bias metrics per layer at initialisation (step 0, mean ± 95% CI over seeds)",

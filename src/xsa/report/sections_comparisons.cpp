@@ -2,8 +2,10 @@
 // along training, the verdicts and the notes.
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "xsa/report/columns.h"
 #include "xsa/report/section_builders.h"
@@ -285,87 +287,168 @@ std::string verdict_line(const Group& g, const GroupStats& s, const std::string&
 
 }  // namespace
 
+namespace {
+
+// Each arm's best candidate among `candidates` (groups of one comparison that differ in what is chosen: the
+// lr, or the baseline setup and the lr), from the seeds that have every candidate: a seed without one would
+// bias the means. select_learning_rates does not care what a candidate is.
+LrSelection select_among(const std::vector<const Group*>& candidates) {
+  // seed -> per candidate (baseline, variant) final val losses
+  std::map<std::uint64_t, std::map<std::size_t, std::pair<double, double>>> by_seed;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    for (const auto& p : candidates[i]->pairs)
+      by_seed[pair_seed(p)][i] = {p.baseline->final.val_loss, p.variant->final.val_loss};
+  std::vector<std::vector<double>> baseline, variant;
+  for (const auto& [seed, at] : by_seed) {
+    if (at.size() != candidates.size()) continue;
+    baseline.emplace_back();
+    variant.emplace_back();
+    for (const auto& [i, losses] : at) {
+      baseline.back().push_back(losses.first);
+      variant.back().push_back(losses.second);
+    }
+  }
+  return select_learning_rates(baseline, variant);
+}
+
+// A row of a selection table: one comparison, its candidates and the selection among them.
+struct SelectionRow {
+  GroupKey key;
+  std::vector<const Group*> candidates;
+  LrSelection selection;
+  const Group& best_baseline() const { return *candidates[selection.best_baseline]; }
+  const Group& best_variant() const { return *candidates[selection.best_variant]; }
+};
+
+// A selection's cell, empty when no seed has every candidate (nothing was selected).
+template <class Get>
+std::function<Cell(const SelectionRow&)> selected(Get get) {
+  return [get](const SelectionRow& r) { return r.selection.in_sample.n > 0 ? Cell(get(r)) : Cell(); };
+}
+
+// The columns both selection tables end with: each arm's loss at its best, the variant − baseline Δ at the
+// two bests in-sample and held out, and the held-out verdict.
+Columns<SelectionRow> selection_result_columns() {
+  using R = SelectionRow;
+  return {
+      {{"baseline_loss", "baseline val loss at its best", 4},
+       selected([](const R& r) { return r.selection.baseline_means[r.selection.best_baseline]; })},
+      {{"variant_loss", "variant val loss at its best", 4},
+       selected([](const R& r) { return r.selection.variant_means[r.selection.best_variant]; })},
+      {{"best_delta", "Δ best vs best (in-sample)", 4, true},
+       selected([](const R& r) { return r.selection.in_sample.mean; })},
+      {{"best_delta_ci_low", "95% CI low", 4, true},
+       [](const R& r) { return opt_cell(r.selection.in_sample.low); }},
+      {{"best_delta_ci_high", "95% CI high", 4, true},
+       [](const R& r) { return opt_cell(r.selection.in_sample.high); }},
+      {{"held_out_delta", "Δ best vs best (held out)", 4, true},
+       [](const R& r) { return r.selection.held_out.n > 0 ? Cell(r.selection.held_out.mean) : Cell(); }},
+      {{"held_out_ci_low", "95% CI low", 4, true},
+       [](const R& r) { return opt_cell(r.selection.held_out.low); }},
+      {{"held_out_ci_high", "95% CI high", 4, true},
+       [](const R& r) { return opt_cell(r.selection.held_out.high); }},
+      {{"verdict", "verdict (held out)"},
+       [](const R& r) { return Cell(verdict_name(verdict_for_loss_delta(r.selection.held_out))); }},
+  };
+}
+
+// The columns both selection tables start with: the comparison (its model column without a setup when the
+// setup is chosen).
+Columns<SelectionRow> selection_key_columns() {
+  using R = SelectionRow;
+  auto key = [](const R& r) -> const GroupKey& { return r.key; };
+  return {
+      {{"baseline", "baseline"}, [](const R& r) { return Cell(r.key.baseline); }},
+      {{"lambda", "λ"}, [](const R& r) { return Cell(r.key.label); }},
+      of_key<R>(model_column(), key),
+      of_key<R>(attention_impl_column(), key),
+      {{"steps", "steps"}, [](const R& r) { return Cell(r.key.steps); }},
+      {{"seq_len", "seq_len"}, [](const R& r) { return Cell(*r.key.seq_len); }},
+  };
+}
+
+}  // namespace
+
 // Which learning rate does each arm want, and is the variant better when each arm has its own best? Per lr
 // series with two or more lrs, from the seeds that have every lr: each arm's mean final val loss per lr, its
 // best lr, and the paired variant − baseline difference at the two best lrs, in-sample and held out (the lrs
-// chosen without the seed they are evaluated on; xsa/report/stats.h select_learning_rates).
+// chosen without the seed they are evaluated on; xsa/stats/stats.h select_learning_rates).
 void build_lr_selection(const SectionInputs& in, Table& t) {
-  struct Row {
-    GroupKey key;
-    std::vector<double> lrs;
-    LrSelection selection;
-  };
-  std::vector<Row> rows;
-  for (const GroupSeries& series : lr_series(in.grouping.per_len)) {
-    if (series.groups.size() < 2) continue;
-    // seed -> per lr (baseline, variant) final val losses
-    std::map<std::uint64_t, std::map<std::size_t, std::pair<double, double>>> by_seed;
-    for (std::size_t i = 0; i < series.groups.size(); ++i)
-      for (const auto& p : series.groups[i]->pairs)
-        by_seed[pair_seed(p)][i] = {p.baseline->final.val_loss, p.variant->final.val_loss};
-    std::vector<std::vector<double>> baseline, variant;
-    for (const auto& [seed, at] : by_seed) {
-      if (at.size() != series.groups.size()) continue;  // a seed without every lr would bias the means
-      baseline.emplace_back();
-      variant.emplace_back();
-      for (const auto& [i, losses] : at) {
-        baseline.back().push_back(losses.first);
-        variant.back().push_back(losses.second);
-      }
-    }
-    Row row{series.key, {}, select_learning_rates(baseline, variant)};
-    for (const Group* g : series.groups) row.lrs.push_back(g->key.lr);
-    rows.push_back(std::move(row));
-  }
-  auto lr_list = [](const Row& r) {
+  using R = SelectionRow;
+  std::vector<R> rows;
+  for (const GroupSeries& series : lr_series(in.grouping.per_len))
+    if (series.groups.size() >= 2) rows.push_back({series.key, series.groups, select_among(series.groups)});
+  auto lr_list = [](const R& r) {
     std::string s;
-    for (double lr : r.lrs) s += (s.empty() ? "" : " ") + shortest(lr);
+    for (const Group* g : r.candidates) s += (s.empty() ? "" : " ") + shortest(g->key.lr);
     return Cell(s);
-  };
-  // Every selection cell is empty when no seed has every lr (nothing was selected).
-  auto selected = [](auto get) {
-    return [get](const Row& r) { return r.selection.in_sample.n > 0 ? Cell(get(r)) : Cell(); };
   };
   // An optimum is known only when a worse lr lies on both sides of it (the series is in increasing lr): which
   // arms' best lrs are, so a grid that must grow says so.
-  auto bracketed = [](const Row& r) {
-    auto inside = [&r](std::size_t i) { return i > 0 && i + 1 < r.lrs.size(); };
+  auto bracketed = [](const R& r) {
+    auto inside = [&r](std::size_t i) { return i > 0 && i + 1 < r.candidates.size(); };
     const bool base = inside(r.selection.best_baseline), var = inside(r.selection.best_variant);
     return std::string(base && var ? "both" : base ? "baseline only" : var ? "variant only" : "neither");
   };
-  const Columns<Row> columns = {
-      {{"baseline", "baseline"}, [](const Row& r) { return Cell(r.key.baseline); }},
-      {{"lambda", "λ"}, [](const Row& r) { return Cell(r.key.label); }},
-      of_key<Row>(model_column(), [](const Row& r) -> const GroupKey& { return r.key; }),
-      of_key<Row>(attention_impl_column(), [](const Row& r) -> const GroupKey& { return r.key; }),
-      {{"steps", "steps"}, [](const Row& r) { return Cell(r.key.steps); }},
-      {{"seq_len", "seq_len"}, [](const Row& r) { return Cell(*r.key.seq_len); }},
-      {{"lrs", "lrs"}, lr_list},
-      {{"n", "n"}, [](const Row& r) { return count_cell(r.selection.in_sample.n); }},
-      {{"best_lr_baseline", "best lr, baseline", Column::kShortest},
-       selected([](const Row& r) { return r.lrs[r.selection.best_baseline]; })},
-      {{"best_lr_variant", "best lr, variant", Column::kShortest},
-       selected([](const Row& r) { return r.lrs[r.selection.best_variant]; })},
-      {{"bracketed", "best lr bracketed"}, selected(bracketed)},
-      {{"baseline_loss", "baseline val loss at its best", 4},
-       selected([](const Row& r) { return r.selection.baseline_means[r.selection.best_baseline]; })},
-      {{"variant_loss", "variant val loss at its best", 4},
-       selected([](const Row& r) { return r.selection.variant_means[r.selection.best_variant]; })},
-      {{"best_delta", "Δ best vs best (in-sample)", 4, true},
-       selected([](const Row& r) { return r.selection.in_sample.mean; })},
-      {{"best_delta_ci_low", "95% CI low", 4, true},
-       [](const Row& r) { return opt_cell(r.selection.in_sample.low); }},
-      {{"best_delta_ci_high", "95% CI high", 4, true},
-       [](const Row& r) { return opt_cell(r.selection.in_sample.high); }},
-      {{"held_out_delta", "Δ best vs best (held out)", 4, true},
-       [](const Row& r) { return r.selection.held_out.n > 0 ? Cell(r.selection.held_out.mean) : Cell(); }},
-      {{"held_out_ci_low", "95% CI low", 4, true},
-       [](const Row& r) { return opt_cell(r.selection.held_out.low); }},
-      {{"held_out_ci_high", "95% CI high", 4, true},
-       [](const Row& r) { return opt_cell(r.selection.held_out.high); }},
-      {{"verdict", "verdict (held out)"},
-       [](const Row& r) { return Cell(verdict_name(verdict_for_loss_delta(r.selection.held_out))); }},
+  Columns<R> columns = selection_key_columns();
+  append(columns, {
+                      {{"lrs", "lrs"}, lr_list},
+                      {{"n", "n"}, [](const R& r) { return count_cell(r.selection.in_sample.n); }},
+                      {{"best_lr_baseline", "best lr, baseline", Column::kShortest},
+                       selected([](const R& r) { return r.best_baseline().key.lr; })},
+                      {{"best_lr_variant", "best lr, variant", Column::kShortest},
+                       selected([](const R& r) { return r.best_variant().key.lr; })},
+                      {{"bracketed", "best lr bracketed"}, selected(bracketed)},
+                  });
+  append(columns, selection_result_columns());
+  fill_table(t, columns, rows);
+}
+
+// Question 9's selection across baseline setups: per comparison (one λ, model shape, budget, length) trained
+// with two or more baseline setups (positions, embedding norm, QK-norm, output gate, warmup), every (setup,
+// lr) group is a candidate, and each arm gets its own best one: the variant judged against the baseline's
+// best configuration, not its default, and held out as in lr_selection. Candidates are in (setup, lr) order.
+void build_setup_selection(const SectionInputs& in, Table& t) {
+  using R = SelectionRow;
+  std::vector<R> rows;
+  const auto series = series_along(
+      in.grouping.per_len,
+      [](GroupKey& k) {
+        k.setup.clear();
+        k.lr = 0;
+        k.params = 0;  // setups differ in parameters (QK-norm's gains, the gate's projection)
+      },
+      [](const GroupKey&) { return 0.0; });
+  for (const GroupSeries& s : series) {
+    std::vector<const Group*> candidates = s.groups;
+    std::stable_sort(candidates.begin(), candidates.end(), [](const Group* a, const Group* b) {
+      return std::tie(a->key.setup, a->key.lr) < std::tie(b->key.setup, b->key.lr);
+    });
+    std::set<std::string> setups;
+    for (const Group* g : candidates) setups.insert(g->key.setup);
+    if (setups.size() >= 2) rows.push_back({s.key, candidates, select_among(candidates)});
+  }
+  auto setup_count = [](const R& r) {
+    std::set<std::string> setups;
+    for (const Group* g : r.candidates) setups.insert(g->key.setup);
+    return Cell(static_cast<std::int64_t>(setups.size()));
   };
+  Columns<R> columns = selection_key_columns();
+  append(columns, {
+                      {{"setups", "setups"}, setup_count},
+                      {{"candidates", "setups × lrs"},
+                       [](const R& r) { return Cell(static_cast<std::int64_t>(r.candidates.size())); }},
+                      {{"n", "n"}, [](const R& r) { return count_cell(r.selection.in_sample.n); }},
+                      {{"best_setup_baseline", "best setup, baseline"},
+                       selected([](const R& r) { return setup_name(r.best_baseline().key.setup); })},
+                      {{"best_lr_baseline", "at lr", Column::kShortest},
+                       selected([](const R& r) { return r.best_baseline().key.lr; })},
+                      {{"best_setup_variant", "best setup, variant"},
+                       selected([](const R& r) { return setup_name(r.best_variant().key.setup); })},
+                      {{"best_lr_variant", "at lr", Column::kShortest},
+                       selected([](const R& r) { return r.best_variant().key.lr; })},
+                  });
+  append(columns, selection_result_columns());
   fill_table(t, columns, rows);
 }
 

@@ -29,9 +29,10 @@ using testing::text;
 
 // A paired SA vs XSA result of `n_layer` layers (width 128, 4 heads of 32) at learning rate `lr`, with the
 // two final losses; the comparison is derived from them by the reader. `impl` is attention.impl; empty leaves
-// the key out, as records written before it existed did (they ran the explicit attention).
+// the key out, as records written before it existed did (they ran the explicit attention). `model_setup` adds
+// model keys of a baseline setup (question 9), e.g. {"embed_norm": false}.
 ExperimentResult point(int n_layer, double lr, std::uint64_t seed, double sa_loss, double xsa_loss,
-                       const std::string& impl = "") {
+                       const std::string& impl = "", const json& model_setup = json::object()) {
   auto run = [&](const char* variant, double lambda, double loss) {
     return json{{"variant", variant},
                 {"variant_spec", {{"kind", "fixed"}, {"lambda", lambda}}},
@@ -49,6 +50,7 @@ ExperimentResult point(int n_layer, double lr, std::uint64_t seed, double sa_los
                     {"runs", {run("sa", 0.0, sa_loss), run("xsa", 1.0, xsa_loss)}}};
   json with_impl = doc;
   if (!impl.empty()) with_impl["config"]["attention"] = {{"impl", impl}};
+  with_impl["config"]["model"].update(model_setup);
   return parse_results(with_impl, "mem.json");
 }
 
@@ -145,8 +147,9 @@ TEST(Report, EveryTableOfGroupsNamesTheModelAndTheLr) {
     return std::any_of(t.columns.begin(), t.columns.end(), [&](const Column& c) { return c.key == key; });
   };
   // Every section but these: per run (paired: one row per run, its experiment named), along one axis (size,
-  // lr: the other is a column) or not about groups (notes).
-  const std::set<std::string> exceptions = {"paired", "size_trend", "lr_selection", "notes"};
+  // lr, setup and lr: the other is a column) or not about groups (notes).
+  const std::set<std::string> exceptions = {"paired", "size_trend", "lr_selection", "setup_selection",
+                                            "notes"};
   for (const Section& section : sections()) {
     if (exceptions.count(section.key)) continue;
     EXPECT_TRUE(has_column(section.key, "model")) << section.key;
@@ -247,6 +250,55 @@ TEST(Report, LrSelectionSectionUsesTheSeedsWithEveryLr) {
   EXPECT_EQ(text(wider.table("lr_selection"), 0, "bracketed"), "both");
   // One lr: no selection.
   EXPECT_TRUE(build_report({point(2, 1e-3, 1, 2.0, 1.9)}).table("lr_selection").rows.empty());
+}
+
+TEST(Report, SetupSelectionGivesEachArmItsBestSetupAndLr) {
+  // Candidates in (setup, lr) order: paper's setup at 1e-3 and 3e-3, then "no emb norm" at 1e-3 and 3e-3.
+  const double lrs[2] = {1e-3, 3e-3};
+  const json setups[2] = {json::object(), {{"embed_norm", false}}};
+  // Baseline means 2.0333, 1.9, 1.8167, 1.7833: best "no emb norm" at 3e-3. Variant means 1.85, 1.7233,
+  // 1.81, 1.85: best the paper's setup at 3e-3 (the lowest in every seed).
+  const std::vector<std::vector<double>> baseline = {
+      {2.0, 1.9, 1.8, 1.85}, {2.1, 1.95, 1.9, 1.7}, {2.0, 1.85, 1.75, 1.8}};
+  const std::vector<std::vector<double>> variant = {
+      {1.8, 1.7, 1.85, 1.9}, {1.9, 1.75, 1.8, 1.85}, {1.85, 1.72, 1.78, 1.8}};
+  std::vector<ExperimentResult> points;
+  for (std::uint64_t seed = 0; seed < 3; ++seed)
+    for (int setup = 0; setup < 2; ++setup)
+      for (int i = 0; i < 2; ++i)
+        points.push_back(point(2, lrs[i], seed + 1, baseline[seed][2 * setup + i],
+                               variant[seed][2 * setup + i], "", setups[setup]));
+  points.push_back(point(2, 1e-3, 9, 1.0, 0.5, "", setups[1]));  // seed 9 lacks three candidates: left out
+  const Report report = build_report(points);
+  const Table& t = report.table("setup_selection");
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(text(t, 0, "model"), "2L d128 4×32");  // the setup is what is chosen, not part of the key
+  EXPECT_EQ(integer(t, 0, "setups"), 2);
+  EXPECT_EQ(integer(t, 0, "candidates"), 4);
+  EXPECT_EQ(integer(t, 0, "n"), 3);
+  EXPECT_EQ(text(t, 0, "best_setup_baseline"), "no emb norm");
+  EXPECT_DOUBLE_EQ(num(t, 0, "best_lr_baseline"), 3e-3);
+  EXPECT_EQ(text(t, 0, "best_setup_variant"), "paper's setup");
+  EXPECT_DOUBLE_EQ(num(t, 0, "best_lr_variant"), 3e-3);
+  EXPECT_NEAR(num(t, 0, "baseline_loss"), 1.783333, 1e-6);
+  EXPECT_NEAR(num(t, 0, "variant_loss"), 1.723333, 1e-6);
+  // In-sample: 1.7 − 1.85, 1.75 − 1.7, 1.72 − 1.8 = -0.15, +0.05, -0.08: mean -0.06, CI [-0.312112,
+  // 0.192112].
+  EXPECT_NEAR(num(t, 0, "best_delta"), -0.06, 1e-9);
+  EXPECT_NEAR(num(t, 0, "best_delta_ci_low"), -0.312112, 1e-6);
+  EXPECT_NEAR(num(t, 0, "best_delta_ci_high"), 0.192112, 1e-6);
+  // Held out: without seed 2 the baseline's means favour "no emb norm" at 1e-3 (1.775 vs 1.825), so seed 2
+  // is judged there: 1.75 − 1.9 = -0.15; seeds 1 and 3 keep 3e-3: -0.15, -0.08. Mean -0.126667, CI
+  // [-0.227062, -0.026271]: better, where the in-sample choice is within noise.
+  EXPECT_NEAR(num(t, 0, "held_out_delta"), -0.126667, 1e-6);
+  EXPECT_NEAR(num(t, 0, "held_out_ci_low"), -0.227062, 1e-6);
+  EXPECT_NEAR(num(t, 0, "held_out_ci_high"), -0.026271, 1e-6);
+  EXPECT_EQ(text(t, 0, "verdict"), "better");
+  // lr_selection keeps the setups apart: one row each.
+  EXPECT_EQ(report.table("lr_selection").rows.size(), 2u);
+  // One setup: nothing to choose among.
+  const Report one_setup = build_report({point(2, 1e-3, 1, 2.0, 1.9), point(2, 3e-3, 1, 1.9, 1.8)});
+  EXPECT_TRUE(one_setup.table("setup_selection").rows.empty());
 }
 
 }  // namespace
