@@ -17,7 +17,8 @@ layer and head (mean and SD over seeds), the variants at S1 (against SA and agai
 trend at S1, the trend with model size (per seed over log2 non-embedding parameters), the trend of the
 final bias metrics with depth (per seed over relative depth) and, for question 9's sweeps with lr_control, the
 gain and the lr selection per baseline setup (positions, embedding norm, QK-norm, output gate, warmup), the
-plateau escape and, over all of them, each arm's best setup and lr (setup_selection), then compares with `xsa-inspect --format json`.
+plateau escape and, over all of them, each arm's best setup and lr (setup_selection) and each setup's effect on
+each arm (setup_effect), then compares with `xsa-inspect --format json`.
 
 usage: check_findings.py XSA_INSPECT RESULTS_DIR
 """
@@ -423,7 +424,7 @@ def check_learning_rates(checker, folders):
             checker.failures.append(f"{what}: no row")
             continue
         row = selections[(lam, model)]
-        chosen = check_selection(checker, what, at, lrs, row)
+        chosen = check_selection(checker, what, arm_losses(at, 0), arm_losses(at, 1), row)
         if chosen is None:
             continue
         b, v = chosen
@@ -438,26 +439,28 @@ def check_learning_rates(checker, folders):
                                     f"xsa-inspect has {row.get('bracketed')!r}")
 
 
-def check_selection(checker, what, at, candidates, row):
-    """Each arm's best candidate (lowest mean final val loss over the seeds with every candidate; the first in
-    `candidates`' order on a tie) and the paired Δ at the two bests, in-sample and with each seed's candidates
-    chosen on the other seeds (held out), against `row`. at: seed -> candidate -> (baseline, variant) loss.
-    Returns the in-sample (baseline, variant) bests, or None without a seed that has every candidate."""
-    seeds = sorted(s for s, per in at.items() if sorted(per) == sorted(candidates))
+def check_selection(checker, what, base, var, row):
+    """Each side's best candidate (lowest mean final val loss over the seeds with every candidate of both sides;
+    the first in sorted order on a tie) and the paired Δ var − base at the two bests, in-sample and with each
+    seed's candidates chosen on the other seeds (held out), against `row`. base, var: seed -> candidate -> the
+    side's loss. Returns the in-sample (base, var) bests, or None without a seed that has every candidate."""
+    base_cands = sorted(set(c for per in base.values() for c in per))
+    var_cands = sorted(set(c for per in var.values() for c in per))
+    seeds = sorted(s for s in base if sorted(base[s]) == base_cands and sorted(var.get(s, {})) == var_cands)
     checker.close(f"{what} n", len(seeds), row["n"])
     if not seeds:
         return None
 
-    def best(arm, among):
-        means = [sum(at[s][c][arm] for s in among) / len(among) for c in candidates]
+    def best(side, candidates, among):
+        means = [sum(side[s][c] for s in among) / len(among) for c in candidates]
         return candidates[means.index(min(means))]
 
-    b, v = best(0, seeds), best(1, seeds)
-    checker.close(f"{what} baseline loss at its best", sum(at[s][b][0] for s in seeds) / len(seeds),
+    b, v = best(base, base_cands, seeds), best(var, var_cands, seeds)
+    checker.close(f"{what} baseline loss at its best", sum(base[s][b] for s in seeds) / len(seeds),
                   row["baseline_loss"])
-    checker.close(f"{what} variant loss at its best", sum(at[s][v][1] for s in seeds) / len(seeds),
+    checker.close(f"{what} variant loss at its best", sum(var[s][v] for s in seeds) / len(seeds),
                   row["variant_loss"])
-    _, mean, low, high = interval([at[s][v][1] - at[s][b][0] for s in seeds])
+    _, mean, low, high = interval([var[s][v] - base[s][b] for s in seeds])
     checker.close(f"{what} Δ in-sample", mean, row["best_delta"])
     checker.close(f"{what} Δ in-sample CI low", low, row.get("best_delta_ci_low"))
     checker.close(f"{what} Δ in-sample CI high", high, row.get("best_delta_ci_high"))
@@ -465,13 +468,18 @@ def check_selection(checker, what, at, candidates, row):
     for s in seeds:
         others = [o for o in seeds if o != s]
         if others:
-            held.append(at[s][best(1, others)][1] - at[s][best(0, others)][0])
+            held.append(var[s][best(var, var_cands, others)] - base[s][best(base, base_cands, others)])
     if held:
         _, mean, low, high = interval(held)
         checker.close(f"{what} Δ held out", mean, row["held_out_delta"])
         checker.close(f"{what} Δ held out CI low", low, row.get("held_out_ci_low"))
         checker.close(f"{what} Δ held out CI high", high, row.get("held_out_ci_high"))
     return b, v
+
+
+def arm_losses(at, arm):
+    """seed -> candidate -> (baseline, variant) loss as seed -> candidate -> one arm's loss (0 or 1)."""
+    return {seed: {c: losses[arm] for c, losses in per.items()} for seed, per in at.items()}
 
 
 def check_setup_selection(checker, folders):
@@ -496,7 +504,7 @@ def check_setup_selection(checker, folders):
             continue
         row = rows[(lam, shape)]
         checker.close(f"{what} setups × lrs", len(candidates), row["candidates"])
-        chosen = check_selection(checker, what, at, candidates, row)
+        chosen = check_selection(checker, what, arm_losses(at, 0), arm_losses(at, 1), row)
         if chosen is None:
             continue
         for arm, (setup, lr) in zip(("baseline", "variant"), chosen):
@@ -508,6 +516,46 @@ def check_setup_selection(checker, folders):
                                         f"xsa-inspect has {row[f'best_setup_{arm}']!r}")
     if set(rows) != expected:
         checker.failures.append(f"[{tag}] setup_selection rows: expected {sorted(expected)}, has {sorted(rows)}")
+
+
+def check_setup_effect(checker, folders):
+    """Each setup's effect on each arm (setup_effect): per λ and model shape trained in the paper's setup and
+    others, per other setup and arm, the arm in the setup at its best lr against the same arm in the paper's
+    setup at its best, paired per seed, in-sample and held out."""
+    tag = " ".join(os.path.basename(f) for f in folders)
+    pairs = [p for f in folders for p in load_pairs(f)]
+    rows = {(r["lambda"], r["model"], r["setup"], r["arm"]): r for r in checker.rows(folders, "setup_effect")}
+    expected = set()
+    for lam, shape in sorted(set((p["lambda"], p["shape"]) for p in pairs)):
+        at = defaultdict(lambda: defaultdict(dict))  # setup -> seed -> lr -> (baseline loss, variant loss)
+        for p in pairs:
+            if (p["lambda"], p["shape"]) == (lam, shape):
+                at[p["setup"]][p["seed"]][p["lr"]] = (p["base"], p["variant"])
+        if "" not in at or len(at) < 2:
+            continue
+        for setup in sorted(s for s in at if s):
+            for arm, name in ((0, "sa"), (1, f"λ={lam}" if is_number(lam) else lam)):
+                key = (lam, shape, setup, name)
+                expected.add(key)
+                what = f"[{tag}] setup_effect λ={lam} {shape} {setup} {name}"
+                if key not in rows:
+                    checker.failures.append(f"{what}: no row")
+                    continue
+                chosen = check_selection(checker, what, arm_losses(at[""], arm), arm_losses(at[setup], arm),
+                                         rows[key])
+                if chosen is not None:
+                    checker.close(f"{what} best lr paper's setup", chosen[0], rows[key]["best_lr_paper"])
+                    checker.close(f"{what} best lr setup", chosen[1], rows[key]["best_lr_setup"])
+    if set(rows) != expected:
+        checker.failures.append(f"[{tag}] setup_effect rows: expected {sorted(expected)}, has {sorted(rows)}")
+
+
+def is_number(text):
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
 
 
 def check_plateau_escape(checker, folders):
@@ -766,6 +814,7 @@ def main():
     finished_third = [folder for name, folder in third.items() if name not in pending]
     if finished_third:
         check_setup_selection(checker, [os.path.join(results, "lr_control")] + finished_third)
+        check_setup_effect(checker, [os.path.join(results, "lr_control")] + finished_third)
     checker.failures += LABEL_MISMATCHES
     for failure in checker.failures:
         print("FAIL", failure)

@@ -62,11 +62,15 @@ const std::vector<Section>& sections() {
        "_No comparison has results at two or more learning rates._", false, false, build_lr_selection},
       {"setup_selection",
        "Baseline-setup selection (each arm at its own best setup and lr; paired over the seeds that have "
-       "every "
-       "one)",
+       "every one)",
        "per comparison with two or more baseline setups: each arm's best (setup, lr) and the variant − "
        "baseline Δ at them, in-sample and held out: the variant against the baseline's best configuration",
        "_No comparison has results with two or more baseline setups._", false, false, build_setup_selection},
+      {"setup_effect",
+       "Effect of each baseline setup on each arm (the arm in the setup at its best lr against the same arm "
+       "in the paper's setup at its best; paired over seeds; negative Δ: the setup helps)",
+       "per comparison, setup and arm: does the setup (a stabiliser) help SA, and does it still help XSA",
+       "_No comparison has results in the paper's setup and another._", false, false, build_setup_effect},
       {"eval_curve", "Paired Δ val loss along training (fixed eval windows, 95% CI over seeds)",
        "per λ, budget and evaluation step: mean Δ val loss with its CI", "", false, false, build_eval_curve},
       {"bias_init", "Bias metrics per layer at initialisation (step 0, mean ± 95% CI over seeds)",

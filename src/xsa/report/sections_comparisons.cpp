@@ -289,36 +289,55 @@ std::string verdict_line(const Group& g, const GroupStats& s, const std::string&
 
 namespace {
 
-// Each arm's best candidate among `candidates` (groups of one comparison that differ in what is chosen: the
-// lr, or the baseline setup and the lr), from the seeds that have every candidate: a seed without one would
-// bias the means. select_learning_rates does not care what a candidate is.
-LrSelection select_among(const std::vector<const Group*>& candidates) {
-  // seed -> per candidate (baseline, variant) final val losses
-  std::map<std::uint64_t, std::map<std::size_t, std::pair<double, double>>> by_seed;
-  for (std::size_t i = 0; i < candidates.size(); ++i)
-    for (const auto& p : candidates[i]->pairs)
-      by_seed[pair_seed(p)][i] = {p.baseline->final.val_loss, p.variant->final.val_loss};
+// Which final val loss of a pair a side of a selection reads: its baseline's or its variant's.
+enum class Arm { kBaseline, kVariant };
+double final_loss(const Pair& p, Arm arm) {
+  return (arm == Arm::kBaseline ? p.baseline : p.variant)->final.val_loss;
+}
+
+// A selection between two sides, each choosing its best candidate (a group) by the mean over seeds of one
+// arm's final val loss: the baseline and the variant among one comparison's lrs or (setup, lr)s, or one arm
+// in the paper's setup and in another. Only the seeds that have every candidate of both sides count: a seed
+// without one would bias the means. select_learning_rates does not care what a candidate is.
+struct SelectionRow {
+  GroupKey key;
+  std::vector<const Group*> baseline_candidates, variant_candidates;
+  LrSelection selection;
+  std::string setup;  // setup_effect: the setup judged against the paper's
+  std::string arm;    // setup_effect: the arm judged in both
+
+  const Group& best_baseline() const { return *baseline_candidates[selection.best_baseline]; }
+  const Group& best_variant() const { return *variant_candidates[selection.best_variant]; }
+};
+
+LrSelection select_between(const std::vector<const Group*>& baseline_candidates, Arm baseline_arm,
+                           const std::vector<const Group*>& variant_candidates, Arm variant_arm) {
+  // seed -> per candidate the side's loss
+  std::map<std::uint64_t, std::map<std::size_t, double>> base_at, var_at;
+  for (std::size_t i = 0; i < baseline_candidates.size(); ++i)
+    for (const auto& p : baseline_candidates[i]->pairs)
+      base_at[pair_seed(p)][i] = final_loss(p, baseline_arm);
+  for (std::size_t i = 0; i < variant_candidates.size(); ++i)
+    for (const auto& p : variant_candidates[i]->pairs) var_at[pair_seed(p)][i] = final_loss(p, variant_arm);
   std::vector<std::vector<double>> baseline, variant;
-  for (const auto& [seed, at] : by_seed) {
-    if (at.size() != candidates.size()) continue;
+  for (const auto& [seed, at] : base_at) {
+    const auto other = var_at.find(seed);
+    if (at.size() != baseline_candidates.size() || other == var_at.end() ||
+        other->second.size() != variant_candidates.size())
+      continue;
     baseline.emplace_back();
     variant.emplace_back();
-    for (const auto& [i, losses] : at) {
-      baseline.back().push_back(losses.first);
-      variant.back().push_back(losses.second);
-    }
+    for (const auto& [i, loss] : at) baseline.back().push_back(loss);
+    for (const auto& [i, loss] : other->second) variant.back().push_back(loss);
   }
   return select_learning_rates(baseline, variant);
 }
 
-// A row of a selection table: one comparison, its candidates and the selection among them.
-struct SelectionRow {
-  GroupKey key;
-  std::vector<const Group*> candidates;
-  LrSelection selection;
-  const Group& best_baseline() const { return *candidates[selection.best_baseline]; }
-  const Group& best_variant() const { return *candidates[selection.best_variant]; }
-};
+// The baseline and the variant of one comparison, each at its best among the same candidates.
+SelectionRow select_arms(const GroupKey& key, const std::vector<const Group*>& candidates) {
+  return {key, candidates, candidates, select_between(candidates, Arm::kBaseline, candidates, Arm::kVariant),
+          "",  ""};
+}
 
 // A selection's cell, empty when no seed has every candidate (nothing was selected).
 template <class Get>
@@ -326,14 +345,15 @@ std::function<Cell(const SelectionRow&)> selected(Get get) {
   return [get](const SelectionRow& r) { return r.selection.in_sample.n > 0 ? Cell(get(r)) : Cell(); };
 }
 
-// The columns both selection tables end with: each arm's loss at its best, the variant − baseline Δ at the
-// two bests in-sample and held out, and the held-out verdict.
-Columns<SelectionRow> selection_result_columns() {
+// The columns every selection table ends with: each side's loss at its best (the sides named `baseline` and
+// `variant`), the variant − baseline Δ at the two bests in-sample and held out, and the held-out verdict.
+Columns<SelectionRow> selection_result_columns(const std::string& baseline = "baseline",
+                                               const std::string& variant = "variant") {
   using R = SelectionRow;
   return {
-      {{"baseline_loss", "baseline val loss at its best", 4},
+      {{"baseline_loss", baseline + " val loss at its best", 4},
        selected([](const R& r) { return r.selection.baseline_means[r.selection.best_baseline]; })},
-      {{"variant_loss", "variant val loss at its best", 4},
+      {{"variant_loss", variant + " val loss at its best", 4},
        selected([](const R& r) { return r.selection.variant_means[r.selection.best_variant]; })},
       {{"best_delta", "Δ best vs best (in-sample)", 4, true},
        selected([](const R& r) { return r.selection.in_sample.mean; })},
@@ -377,16 +397,16 @@ void build_lr_selection(const SectionInputs& in, Table& t) {
   using R = SelectionRow;
   std::vector<R> rows;
   for (const GroupSeries& series : lr_series(in.grouping.per_len))
-    if (series.groups.size() >= 2) rows.push_back({series.key, series.groups, select_among(series.groups)});
+    if (series.groups.size() >= 2) rows.push_back(select_arms(series.key, series.groups));
   auto lr_list = [](const R& r) {
     std::string s;
-    for (const Group* g : r.candidates) s += (s.empty() ? "" : " ") + shortest(g->key.lr);
+    for (const Group* g : r.baseline_candidates) s += (s.empty() ? "" : " ") + shortest(g->key.lr);
     return Cell(s);
   };
   // An optimum is known only when a worse lr lies on both sides of it (the series is in increasing lr): which
   // arms' best lrs are, so a grid that must grow says so.
   auto bracketed = [](const R& r) {
-    auto inside = [&r](std::size_t i) { return i > 0 && i + 1 < r.candidates.size(); };
+    auto inside = [&r](std::size_t i) { return i > 0 && i + 1 < r.baseline_candidates.size(); };
     const bool base = inside(r.selection.best_baseline), var = inside(r.selection.best_variant);
     return std::string(base && var ? "both" : base ? "baseline only" : var ? "variant only" : "neither");
   };
@@ -404,51 +424,99 @@ void build_lr_selection(const SectionInputs& in, Table& t) {
   fill_table(t, columns, rows);
 }
 
-// Question 9's selection across baseline setups: per comparison (one λ, model shape, budget, length) trained
-// with two or more baseline setups (positions, embedding norm, QK-norm, output gate, warmup), every (setup,
-// lr) group is a candidate, and each arm gets its own best one: the variant judged against the baseline's
-// best configuration, not its default, and held out as in lr_selection. Candidates are in (setup, lr) order.
-void build_setup_selection(const SectionInputs& in, Table& t) {
-  using R = SelectionRow;
-  std::vector<R> rows;
-  const auto series = series_along(
-      in.grouping.per_len,
+namespace {
+
+// The comparisons trained with two or more baseline setups (question 9): per comparison (one λ, model shape,
+// budget, length) its groups across setups and lrs, in (setup, lr) order; the key without setup and lr.
+std::vector<GroupSeries> setup_series(const std::vector<Group>& per_len) {
+  auto series = series_along(
+      per_len,
       [](GroupKey& k) {
         k.setup.clear();
         k.lr = 0;
         k.params = 0;  // setups differ in parameters (QK-norm's gains, the gate's projection)
       },
       [](const GroupKey&) { return 0.0; });
-  for (const GroupSeries& s : series) {
-    std::vector<const Group*> candidates = s.groups;
-    std::stable_sort(candidates.begin(), candidates.end(), [](const Group* a, const Group* b) {
+  std::vector<GroupSeries> out;
+  for (auto& s : series) {
+    std::stable_sort(s.groups.begin(), s.groups.end(), [](const Group* a, const Group* b) {
       return std::tie(a->key.setup, a->key.lr) < std::tie(b->key.setup, b->key.lr);
     });
-    std::set<std::string> setups;
-    for (const Group* g : candidates) setups.insert(g->key.setup);
-    if (setups.size() >= 2) rows.push_back({s.key, candidates, select_among(candidates)});
+    if (s.groups.front()->key.setup != s.groups.back()->key.setup) out.push_back(std::move(s));
   }
-  auto setup_count = [](const R& r) {
-    std::set<std::string> setups;
-    for (const Group* g : r.candidates) setups.insert(g->key.setup);
-    return Cell(static_cast<std::int64_t>(setups.size()));
-  };
+  return out;
+}
+
+std::set<std::string> setups_of(const std::vector<const Group*>& groups) {
+  std::set<std::string> setups;
+  for (const Group* g : groups) setups.insert(g->key.setup);
+  return setups;
+}
+
+}  // namespace
+
+// Question 9's selection across baseline setups: per comparison trained with two or more baseline setups
+// (positions, embedding norm, QK-norm, output gate, warmup), every (setup, lr) group is a candidate, and each
+// arm gets its own best one: the variant judged against the baseline's best configuration, not its default,
+// and held out as in lr_selection.
+void build_setup_selection(const SectionInputs& in, Table& t) {
+  using R = SelectionRow;
+  std::vector<R> rows;
+  for (const GroupSeries& s : setup_series(in.grouping.per_len)) rows.push_back(select_arms(s.key, s.groups));
+  Columns<R> columns = selection_key_columns();
+  append(columns,
+         {
+             {{"setups", "setups"},
+              [](const R& r) {
+                return Cell(static_cast<std::int64_t>(setups_of(r.baseline_candidates).size()));
+              }},
+             {{"candidates", "setups × lrs"},
+              [](const R& r) { return Cell(static_cast<std::int64_t>(r.baseline_candidates.size())); }},
+             {{"n", "n"}, [](const R& r) { return count_cell(r.selection.in_sample.n); }},
+             {{"best_setup_baseline", "best setup, baseline"},
+              selected([](const R& r) { return setup_name(r.best_baseline().key.setup); })},
+             {{"best_lr_baseline", "at lr", Column::kShortest},
+              selected([](const R& r) { return r.best_baseline().key.lr; })},
+             {{"best_setup_variant", "best setup, variant"},
+              selected([](const R& r) { return setup_name(r.best_variant().key.setup); })},
+             {{"best_lr_variant", "at lr", Column::kShortest},
+              selected([](const R& r) { return r.best_variant().key.lr; })},
+         });
+  append(columns, selection_result_columns());
+  fill_table(t, columns, rows);
+}
+
+// Does a setup help each arm, and so do XSA and a stabiliser stack? Per comparison trained in the paper's
+// setup and others, per other setup and arm: the arm in that setup at its best lr against the same arm in the
+// paper's setup at its best, paired per seed, in-sample and held out as in lr_selection (negative: the setup
+// helps the arm). XSA and a stabiliser stack when the stabiliser helps XSA too and XSA still beats SA with it
+// (lr_selection's row of that setup).
+void build_setup_effect(const SectionInputs& in, Table& t) {
+  using R = SelectionRow;
+  std::vector<R> rows;
+  for (const GroupSeries& s : setup_series(in.grouping.per_len)) {
+    std::map<std::string, std::vector<const Group*>> by_setup;  // in lr order
+    for (const Group* g : s.groups) by_setup[g->key.setup].push_back(g);
+    const auto paper = by_setup.find("");
+    if (paper == by_setup.end()) continue;  // nothing to judge a setup against
+    for (const auto& [setup, groups] : by_setup) {
+      if (setup.empty()) continue;
+      for (const Arm arm : {Arm::kBaseline, Arm::kVariant})
+        rows.push_back({s.key, paper->second, groups, select_between(paper->second, arm, groups, arm), setup,
+                        arm == Arm::kBaseline ? s.key.baseline : lambda_text(s.key)});
+    }
+  }
   Columns<R> columns = selection_key_columns();
   append(columns, {
-                      {{"setups", "setups"}, setup_count},
-                      {{"candidates", "setups × lrs"},
-                       [](const R& r) { return Cell(static_cast<std::int64_t>(r.candidates.size())); }},
+                      {{"setup", "setup"}, [](const R& r) { return Cell(r.setup); }},
+                      {{"arm", "arm"}, [](const R& r) { return Cell(r.arm); }},
                       {{"n", "n"}, [](const R& r) { return count_cell(r.selection.in_sample.n); }},
-                      {{"best_setup_baseline", "best setup, baseline"},
-                       selected([](const R& r) { return setup_name(r.best_baseline().key.setup); })},
-                      {{"best_lr_baseline", "at lr", Column::kShortest},
+                      {{"best_lr_paper", "best lr, paper's setup", Column::kShortest},
                        selected([](const R& r) { return r.best_baseline().key.lr; })},
-                      {{"best_setup_variant", "best setup, variant"},
-                       selected([](const R& r) { return setup_name(r.best_variant().key.setup); })},
-                      {{"best_lr_variant", "at lr", Column::kShortest},
+                      {{"best_lr_setup", "best lr, setup", Column::kShortest},
                        selected([](const R& r) { return r.best_variant().key.lr; })},
                   });
-  append(columns, selection_result_columns());
+  append(columns, selection_result_columns("paper's setup", "setup"));
   fill_table(t, columns, rows);
 }
 

@@ -148,8 +148,8 @@ TEST(Report, EveryTableOfGroupsNamesTheModelAndTheLr) {
   };
   // Every section but these: per run (paired: one row per run, its experiment named), along one axis (size,
   // lr, setup and lr: the other is a column) or not about groups (notes).
-  const std::set<std::string> exceptions = {"paired", "size_trend", "lr_selection", "setup_selection",
-                                            "notes"};
+  const std::set<std::string> exceptions = {"paired",          "size_trend",   "lr_selection",
+                                            "setup_selection", "setup_effect", "notes"};
   for (const Section& section : sections()) {
     if (exceptions.count(section.key)) continue;
     EXPECT_TRUE(has_column(section.key, "model")) << section.key;
@@ -252,23 +252,29 @@ TEST(Report, LrSelectionSectionUsesTheSeedsWithEveryLr) {
   EXPECT_TRUE(build_report({point(2, 1e-3, 1, 2.0, 1.9)}).table("lr_selection").rows.empty());
 }
 
-TEST(Report, SetupSelectionGivesEachArmItsBestSetupAndLr) {
-  // Candidates in (setup, lr) order: paper's setup at 1e-3 and 3e-3, then "no emb norm" at 1e-3 and 3e-3.
+// Two baseline setups at two lrs, three seeds; candidates in (setup, lr) order: the paper's setup at 1e-3 and
+// 3e-3, then "no emb norm" at 1e-3 and 3e-3. Baseline means 2.0333, 1.9, 1.8167, 1.7833; variant means 1.85,
+// 1.7233, 1.81, 1.85 (the paper's setup at 3e-3 is the variant's lowest in every seed).
+const std::vector<std::vector<double>> kSetupBaseline = {
+    {2.0, 1.9, 1.8, 1.85}, {2.1, 1.95, 1.9, 1.7}, {2.0, 1.85, 1.75, 1.8}};
+const std::vector<std::vector<double>> kSetupVariant = {
+    {1.8, 1.7, 1.85, 1.9}, {1.9, 1.75, 1.8, 1.85}, {1.85, 1.72, 1.78, 1.8}};
+
+std::vector<ExperimentResult> two_setups() {
   const double lrs[2] = {1e-3, 3e-3};
   const json setups[2] = {json::object(), {{"embed_norm", false}}};
-  // Baseline means 2.0333, 1.9, 1.8167, 1.7833: best "no emb norm" at 3e-3. Variant means 1.85, 1.7233,
-  // 1.81, 1.85: best the paper's setup at 3e-3 (the lowest in every seed).
-  const std::vector<std::vector<double>> baseline = {
-      {2.0, 1.9, 1.8, 1.85}, {2.1, 1.95, 1.9, 1.7}, {2.0, 1.85, 1.75, 1.8}};
-  const std::vector<std::vector<double>> variant = {
-      {1.8, 1.7, 1.85, 1.9}, {1.9, 1.75, 1.8, 1.85}, {1.85, 1.72, 1.78, 1.8}};
   std::vector<ExperimentResult> points;
   for (std::uint64_t seed = 0; seed < 3; ++seed)
     for (int setup = 0; setup < 2; ++setup)
       for (int i = 0; i < 2; ++i)
-        points.push_back(point(2, lrs[i], seed + 1, baseline[seed][2 * setup + i],
-                               variant[seed][2 * setup + i], "", setups[setup]));
+        points.push_back(point(2, lrs[i], seed + 1, kSetupBaseline[seed][2 * setup + i],
+                               kSetupVariant[seed][2 * setup + i], "", setups[setup]));
   points.push_back(point(2, 1e-3, 9, 1.0, 0.5, "", setups[1]));  // seed 9 lacks three candidates: left out
+  return points;
+}
+
+TEST(Report, SetupSelectionGivesEachArmItsBestSetupAndLr) {
+  const std::vector<ExperimentResult> points = two_setups();
   const Report report = build_report(points);
   const Table& t = report.table("setup_selection");
   ASSERT_EQ(t.rows.size(), 1u);
@@ -299,6 +305,49 @@ TEST(Report, SetupSelectionGivesEachArmItsBestSetupAndLr) {
   // One setup: nothing to choose among.
   const Report one_setup = build_report({point(2, 1e-3, 1, 2.0, 1.9), point(2, 3e-3, 1, 1.9, 1.8)});
   EXPECT_TRUE(one_setup.table("setup_selection").rows.empty());
+  EXPECT_TRUE(one_setup.table("setup_effect").rows.empty());
+}
+
+TEST(Report, SetupEffectJudgesEachArmInASetupAgainstItselfInThePapers) {
+  const Report report = build_report(two_setups());
+  const Table& t = report.table("setup_effect");
+  ASSERT_EQ(t.rows.size(), 2u);  // "no emb norm": SA, then XSA
+  EXPECT_EQ(text(t, 0, "setup"), "no emb norm");
+  EXPECT_EQ(text(t, 0, "arm"), "sa");
+  EXPECT_EQ(text(t, 1, "arm"), "λ=1");
+  EXPECT_EQ(integer(t, 0, "n"), 3);
+  // SA: best at 3e-3 in both setups (means 1.9 and 1.7833). Per seed 1.85 − 1.9, 1.7 − 1.95, 1.8 − 1.85 =
+  // -0.05, -0.25, -0.05: mean -0.116667, CI [-0.403510, 0.170177]. Held out, seed 2's "no emb norm" lr is
+  // chosen on seeds 1 and 3 (1e-3: 1.775 < 1.825): 1.9 − 1.95; every seed then gains 0.05.
+  EXPECT_DOUBLE_EQ(num(t, 0, "best_lr_paper"), 3e-3);
+  EXPECT_DOUBLE_EQ(num(t, 0, "best_lr_setup"), 3e-3);
+  EXPECT_NEAR(num(t, 0, "baseline_loss"), 1.9, 1e-9);
+  EXPECT_NEAR(num(t, 0, "variant_loss"), 1.783333, 1e-6);
+  EXPECT_NEAR(num(t, 0, "best_delta"), -0.116667, 1e-6);
+  EXPECT_NEAR(num(t, 0, "best_delta_ci_low"), -0.403510, 1e-6);
+  EXPECT_NEAR(num(t, 0, "best_delta_ci_high"), 0.170177, 1e-6);
+  EXPECT_NEAR(num(t, 0, "held_out_delta"), -0.05, 1e-9);
+  EXPECT_EQ(text(t, 0, "verdict"), "better");
+  // XSA: the paper's setup at 3e-3 (1.7233) against "no emb norm" at 1e-3 (1.81): +0.15, +0.05, +0.06, mean
+  // +0.086667, CI [-0.050149, 0.223482], the same held out: the setup does not help XSA.
+  EXPECT_DOUBLE_EQ(num(t, 1, "best_lr_paper"), 3e-3);
+  EXPECT_DOUBLE_EQ(num(t, 1, "best_lr_setup"), 1e-3);
+  EXPECT_NEAR(num(t, 1, "best_delta"), 0.086667, 1e-6);
+  EXPECT_NEAR(num(t, 1, "held_out_ci_low"), -0.050149, 1e-6);
+  EXPECT_NEAR(num(t, 1, "held_out_ci_high"), 0.223482, 1e-6);
+  EXPECT_EQ(text(t, 1, "verdict"), "within noise");
+  // Two setups but not the paper's ("no emb norm" and "learned pos, no emb norm"): nothing to judge them
+  // against, though each arm can still choose between them.
+  std::vector<ExperimentResult> without_paper;
+  for (const auto& p : two_setups())
+    if (!p.config.model.embed_norm) {
+      without_paper.push_back(p);
+      without_paper.push_back(p);
+      without_paper.back().config.model.pos = PositionEncoding::kLearned;
+    }
+  const Report other_setups = build_report(without_paper);
+  EXPECT_TRUE(other_setups.table("setup_effect").rows.empty());
+  EXPECT_EQ(other_setups.table("setup_selection").rows.size(), 1u);
 }
 
 }  // namespace

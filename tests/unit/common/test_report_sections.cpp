@@ -39,7 +39,8 @@ TEST(Report, SectionsComeFromTheRegistryInItsOrder) {
   }
   EXPECT_EQ(section_keys(","),
             "paired,by_lambda,by_budget,budget_trend,budget_trend_change,by_seq_len,"
-            "seq_len_trend,size_trend,lr_selection,setup_selection,eval_curve,bias_init,bias,bias_depth,"
+            "seq_len_trend,size_trend,lr_selection,setup_selection,setup_effect,eval_curve,bias_init,bias,"
+            "bias_depth,"
             "bias_budget_change,plateau_escape,dynamics,learned_lambda,verdicts,notes");
 }
 
