@@ -29,6 +29,9 @@ has rows (drawn by scripts/figures/: improvement.py and bias.py):
                              the first half of training, the baseline dashed (where an arm sits on a plateau)
   dynamics_over_training.png per such lr: the largest attention logit, the attention entropy and the attention
                              on the first position along training, mean over layers and seeds, the baseline dashed
+  best_per_setup.png         per comparison trained with two or more baseline setups: each arm's final val loss
+                             at its own best lr in each setup (lr_selection) and the variant − baseline Δ at
+                             those lrs with its held-out 95% CI
 --inspect: default build/xsa-inspect, or $XSA_BUILD/xsa-inspect. Exit code 2 with one line on bad input (xsa-inspect's
 own exit code when it fails). Uses Debian's python3-matplotlib (/usr/bin/python3).
 """
@@ -50,7 +53,7 @@ from figures import bias, common, improvement  # noqa: E402
 FIGURES = (improvement.improvement_vs_budget, improvement.eval_delta_curve, improvement.improvement_vs_lambda,
            improvement.improvement_vs_seq_len, bias.bias_init_vs_end, bias.bias_by_depth,
            improvement.improvement_vs_size, improvement.improvement_vs_lr, improvement.early_val_loss,
-           improvement.dynamics_over_training)
+           improvement.dynamics_over_training, improvement.best_per_setup)
 
 
 def fail(message, code=2):

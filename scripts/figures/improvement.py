@@ -17,6 +17,8 @@ sections (xsa_results.inspect): the tables' own numbers, grouping and intervals,
                              the first half of training (eval_curve), the baseline dashed
   dynamics_over_training.png per such lr: the largest attention logit, the attention entropy and the attention on
                              the first position along training (dynamics), mean over layers, the baseline dashed
+  best_per_setup.png         per comparison trained with two or more baseline setups: each arm's final val loss at
+                             its own best lr per setup and the Δ best vs best with its held-out CI (lr_selection)
 """
 import os
 
@@ -235,14 +237,77 @@ def key_suffix(keys, key):
     setup (the model column's parentheses: "2L d128 4×32 (learned pos)") are told apart by the setup alone,
     the paper's setup (RoPE, embedding norm, no QK-norm, no gate, warmup 30) by "paper's setup"."""
     models, budgets = {k[2] for k in keys}, {k[3] for k in keys}
-    shape = lambda model: model.split(" (", 1)[0]
     if len(models) == 1:
         text = ""
-    elif len({shape(m) for m in models}) == 1:
-        text = ", " + (key[2][len(shape(key[2])) + 2:-1] if key[2] != shape(key[2]) else "paper's setup")
+    elif len({split_setup(m)[0] for m in models}) == 1:
+        text = ", " + split_setup(key[2])[1]
     else:
         text = f", {key[2]}"
     return text + (f", {key[3]} steps" if len(budgets) > 1 else "")
+
+
+def split_setup(model):
+    """The model column's text as (shape, setup): "2L d128 4×32 (learned pos)" -> ("2L d128 4×32", "learned pos");
+    the paper's setup (RoPE, embedding norm, no QK-norm, no gate, warmup 30; no parentheses) is "paper's setup"."""
+    shape, _, setup = model.partition(" (")
+    return shape, setup[:-1] if setup else "paper's setup"
+
+
+def best_per_setup(doc, out):
+    """Per comparison trained with two or more baseline setups (question 9): each arm's mean final val loss at its
+    own best lr in each setup (lr_selection; hollow where that lr is the grid's edge, so its optimum may lie
+    beyond), and the variant's Δ best vs best with its held-out 95% CI: does XSA still help each setup at tuned
+    lrs, and which setup is best for each arm."""
+    comparisons = {}
+    for r in doc.get("lr_selection", []):
+        if r["n"]:
+            shape, setup = split_setup(r["model"])
+            comparisons.setdefault((r["baseline"], r["lambda"], shape, r["steps"], r["seq_len"]), []).append((setup, r))
+    comparisons = {k: v for k, v in comparisons.items() if len(v) >= 2}
+    if not comparisons:
+        return Skip("no comparison with two or more baseline setups")
+    fig, (ax_loss, ax_delta) = plt.subplots(1, 2, figsize=(12, 4.8))
+    setups = sorted({setup for rows in comparisons.values() for setup, _ in rows},
+                    key=lambda s: (s != "paper's setup", s))
+    x_of = {setup: i for i, setup in enumerate(setups)}
+    width = 0.8 / len(comparisons)
+    for index, (key, rows) in enumerate(sorted(comparisons.items(), key=str)):
+        color, offset = f"C{index % 10}", (index - (len(comparisons) - 1) / 2) * width
+        suffix = "" if len(comparisons) == 1 else f", {key[2]}, {key[3]} steps"
+        name = lam_label({"lambda": key[1]})
+        for arm, who, marker, edge, side in (("baseline", key[0].upper(), "s", ("both", "baseline only"), -1),
+                                             ("variant", name, "o", ("both", "variant only"), 1)):
+            for setup, r in rows:
+                x = x_of[setup] + offset + side * width / 5  # the two arms side by side
+                inside = r["bracketed"] in edge
+                ax_loss.plot([x], [r[f"{arm}_loss"]], marker=marker, ms=8, color=color,
+                             markerfacecolor=color if inside else "none", linestyle="none",
+                             label=f"{who}{suffix}" if setup == rows[0][0] else None)
+                ax_loss.annotate(f"{r[f'best_lr_{arm}']:g}", (x, r[f"{arm}_loss"]), textcoords="offset points",
+                                 xytext=(7, -3), fontsize=7)
+        xs = [x_of[setup] + offset for setup, _ in rows]
+        ys = [r["held_out_delta"] for _, r in rows]
+        err = [[r["held_out_delta"] - r["held_out_ci_low"] if r["held_out_ci_low"] is not None else 0 for _, r in rows],
+               [r["held_out_ci_high"] - r["held_out_delta"] if r["held_out_ci_high"] is not None else 0 for _, r in rows]]
+        ax_delta.errorbar(xs, ys, yerr=err, marker="o", capsize=4, linestyle="none", color=color,
+                          label=f"{name} − {key[0].upper()}{suffix}")
+    seeds = {}  # setup -> the seeds each comparison's selection used there
+    for rows in comparisons.values():
+        for setup, r in rows:
+            seeds.setdefault(setup, set()).add(r["n"])
+    for ax in (ax_loss, ax_delta):
+        ax.set_xticks(range(len(setups)))
+        ax.set_xticklabels([s.replace(", ", ",\n") + "\nn=" + "/".join(map(str, sorted(seeds[s]))) for s in setups],
+                           fontsize=8)
+        ax.set_xlim(-0.6, len(setups) - 0.4)
+    ax_loss.set_ylabel("final val loss at the arm's best lr (mean over seeds)")
+    ax_loss.set_title("Each arm at its own best lr (number: that lr; hollow: at the grid's edge)", fontsize=9)
+    ax_loss.legend(fontsize=7)
+    ax_delta.axhline(0, color="grey", lw=0.8)
+    ax_delta.set_ylabel("Δ val loss, best vs best (held out)")
+    ax_delta.set_title("Variant − baseline at their best lrs (95% CI over seeds)", fontsize=9)
+    ax_delta.legend(fontsize=7)
+    return save(fig, os.path.join(out, "best_per_setup.png"), "Each baseline setup at tuned learning rates")
 
 
 def legend_of_all(axes, ax):

@@ -96,6 +96,10 @@ def main():
           [", 2L d128 4×32, 600 steps", ", 6L d256 8×32 (QK-norm), 300 steps"],
           f"model labels {[improvement.key_suffix(sizes, k) for k in sizes]}")
     check(improvement.key_suffix(setups[:1], setups[0]) == "", "one comparison: no suffix")
+    # The setup of a model column (best_per_setup's categories), as xsa-inspect writes it.
+    check(improvement.split_setup("2L d128 4×32 (learned pos, no emb norm)") == ("2L d128 4×32", "learned pos, no emb norm"),
+          "split_setup with a setup")
+    check(improvement.split_setup("4L d192 6×32") == ("4L d192 6×32", "paper's setup"), "split_setup of the paper's")
     for f in failures:
         print(f"check_legends: {f}", file=sys.stderr)
     if not failures:

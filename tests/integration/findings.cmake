@@ -57,19 +57,21 @@ add_test(NAME plots.findings_two_budgets
 add_test(NAME plots.findings_learning_rates
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_lr_out
     "improvement_vs_lr eval_delta_curve bias_init_vs_end"
-    "improvement_vs_lambda improvement_vs_budget improvement_vs_seq_len early_val_loss dynamics_over_training"
+    "improvement_vs_lambda improvement_vs_budget improvement_vs_seq_len early_val_loss dynamics_over_training best_per_setup"
     /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py ${CMAKE_SOURCE_DIR}/results/lr_control
     --inspect $<TARGET_FILE:xsa-inspect>)
 
 # Several baseline setups at shared lrs (question 9: lr_control's paper setup and baseline_choices' positions and
 # embedding norms, committed): the lr figure with one colour per setup, the early val-loss figure and the
-# attention dynamics figure (baseline_choices measured them), one panel per shared lr.
+# attention dynamics figure (baseline_choices measured them), one panel per shared lr, and each setup at its arms'
+# best lrs.
 add_test(NAME plots.findings_baseline_setups
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_setups_out
-    "improvement_vs_lr early_val_loss dynamics_over_training" "improvement_vs_lambda improvement_vs_budget"
+    "improvement_vs_lr early_val_loss dynamics_over_training best_per_setup"
+    "improvement_vs_lambda improvement_vs_budget"
     /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py ${CMAKE_SOURCE_DIR}/results/lr_control
     ${CMAKE_SOURCE_DIR}/results/baseline_choices
-    --only improvement_vs_lr,early_val_loss,dynamics_over_training,improvement_vs_lambda,improvement_vs_budget
+    --only improvement_vs_lr,early_val_loss,dynamics_over_training,improvement_vs_lambda,improvement_vs_budget,best_per_setup
     --inspect $<TARGET_FILE:xsa-inspect>)
 
 # Two model sizes: the size figure (gain vs non-embedding parameters, the size trend in its legend) and the depth
