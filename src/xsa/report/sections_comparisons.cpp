@@ -285,20 +285,14 @@ std::string verdict_line(const Group& g, const GroupStats& s, const std::string&
   return line;
 }
 
-}  // namespace
-
-namespace {
-
 // Which final val loss of a pair a side of a selection reads: its baseline's or its variant's.
 enum class Arm { kBaseline, kVariant };
 double final_loss(const Pair& p, Arm arm) {
   return (arm == Arm::kBaseline ? p.baseline : p.variant)->final.val_loss;
 }
 
-// A selection between two sides, each choosing its best candidate (a group) by the mean over seeds of one
-// arm's final val loss: the baseline and the variant among one comparison's lrs or (setup, lr)s, or one arm
-// in the paper's setup and in another. Only the seeds that have every candidate of both sides count: a seed
-// without one would bias the means. select_learning_rates does not care what a candidate is.
+// A row of a selection table: two sides, each with the candidates (groups) it chooses its best among, and the
+// selection.
 struct SelectionRow {
   GroupKey key;
   std::vector<const Group*> baseline_candidates, variant_candidates;
@@ -310,6 +304,10 @@ struct SelectionRow {
   const Group& best_variant() const { return *variant_candidates[selection.best_variant]; }
 };
 
+// A selection between two sides, each choosing its best candidate by the mean over seeds of one arm's final
+// val loss: the baseline and the variant among one comparison's lrs or (setup, lr)s, or one arm in the
+// paper's setup and in another. Only the seeds that have every candidate of both sides count: a seed without
+// one would bias the means. select_learning_rates does not care what a candidate is.
 LrSelection select_between(const std::vector<const Group*>& baseline_candidates, Arm baseline_arm,
                            const std::vector<const Group*>& variant_candidates, Arm variant_arm) {
   // seed -> per candidate the side's loss
@@ -335,8 +333,9 @@ LrSelection select_between(const std::vector<const Group*>& baseline_candidates,
 
 // The baseline and the variant of one comparison, each at its best among the same candidates.
 SelectionRow select_arms(const GroupKey& key, const std::vector<const Group*>& candidates) {
-  return {key, candidates, candidates, select_between(candidates, Arm::kBaseline, candidates, Arm::kVariant),
-          "",  ""};
+  SelectionRow row{key, candidates, candidates, {}, {}, {}};
+  row.selection = select_between(candidates, Arm::kBaseline, candidates, Arm::kVariant);
+  return row;
 }
 
 // A selection's cell, empty when no seed has every candidate (nothing was selected).
