@@ -285,12 +285,10 @@ def best_per_setup(doc, out):
                              label=f"{who}{suffix}" if setup == rows[0][0] else None)
                 ax_loss.annotate(f"{r[f'best_lr_{arm}']:g}", (x, r[f"{arm}_loss"]), textcoords="offset points",
                                  xytext=(7, -3), fontsize=7)
-        xs = [x_of[setup] + offset for setup, _ in rows]
-        ys = [r["held_out_delta"] for _, r in rows]
-        err = [[r["held_out_delta"] - r["held_out_ci_low"] if r["held_out_ci_low"] is not None else 0 for _, r in rows],
-               [r["held_out_ci_high"] - r["held_out_delta"] if r["held_out_ci_high"] is not None else 0 for _, r in rows]]
-        ax_delta.errorbar(xs, ys, yerr=err, marker="o", capsize=4, linestyle="none", color=color,
-                          label=f"{name} − {key[0].upper()}{suffix}")
+        held = [(setup, r) for setup, r in rows if r["held_out_delta"] is not None]  # one seed: nothing held out
+        ys, err = ci_bars([r for _, r in held], "held_out_delta", "held_out_ci_low", "held_out_ci_high")
+        ax_delta.errorbar([x_of[setup] + offset for setup, _ in held], ys, yerr=err, marker="o", capsize=4,
+                          linestyle="none", color=color, label=f"{name} − {key[0].upper()}{suffix}")
     seeds = {}  # setup -> the seeds each comparison's selection used there
     for rows in comparisons.values():
         for setup, r in rows:

@@ -21,6 +21,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
 from figures import improvement  # noqa: E402  (the module under test; it needs matplotlib: /usr/bin/python3)
@@ -100,6 +101,20 @@ def main():
     check(improvement.split_setup("2L d128 4×32 (learned pos, no emb norm)") == ("2L d128 4×32", "learned pos, no emb norm"),
           "split_setup with a setup")
     check(improvement.split_setup("4L d192 6×32") == ("4L d192 6×32", "paper's setup"), "split_setup of the paper's")
+    # best_per_setup with a setup whose selection has one seed (no held-out Δ, no CI; a sweep's first points)
+    # beside one with three: drawn, the one-seed setup without a Δ point.
+    def selection(model, n, delta):
+        return {"baseline": "sa", "lambda": "1", "model": model, "steps": 600, "seq_len": 128, "n": n,
+                "bracketed": "both", "best_lr_baseline": 0.003, "best_lr_variant": 0.01, "baseline_loss": 3.3,
+                "variant_loss": 3.1, "held_out_delta": delta, "held_out_ci_low": delta and delta - 0.02,
+                "held_out_ci_high": delta and delta + 0.02}
+    doc = {"lr_selection": [selection("2L d128 4×32", 3, -0.2), selection("2L d128 4×32 (QK-norm)", 1, None)]}
+    with tempfile.TemporaryDirectory() as out:
+        try:
+            path = improvement.best_per_setup(doc, out)
+            check(pathlib.Path(path).is_file(), f"best_per_setup wrote no file: {path}")
+        except TypeError as e:
+            check(False, f"best_per_setup with a one-seed selection: {e}")
     for f in failures:
         print(f"check_legends: {f}", file=sys.stderr)
     if not failures:
