@@ -145,7 +145,7 @@ TEST(SweepGrid, ScienceSweepConfigs) {
       {"lr_control", 25, "explicit"},         {"size_s2", 10, "explicit"},
       {"variants_s1", 5, "explicit"},         {"length_s1", 15, "fused"},
       {"gate_lr_s1", 5, "explicit"},          {"baseline_choices", 45, "explicit"},
-      {"qknorm_lr", 20, "explicit"},          {"warmup_150", 10, "explicit"},
+      {"qknorm_lr", 25, "explicit"},          {"warmup_150", 10, "explicit"},
       {"gate_headwise_lr", 20, "explicit"},   {"paper_dynamics", 20, "explicit"}};
   std::size_t files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir))
