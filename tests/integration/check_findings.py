@@ -444,17 +444,10 @@ def check_selection(checker, what, base, var, row):
     the first in sorted order on a tie) and the paired Δ var − base at the two bests, in-sample and with each
     seed's candidates chosen on the other seeds (held out), against `row`. base, var: seed -> candidate -> the
     side's loss. Returns the in-sample (base, var) bests, or None without a seed that has every candidate."""
-    base_cands = sorted(set(c for per in base.values() for c in per))
-    var_cands = sorted(set(c for per in var.values() for c in per))
-    seeds = sorted(s for s in base if sorted(base[s]) == base_cands and sorted(var.get(s, {})) == var_cands)
+    base_cands, var_cands, seeds = complete_seeds(base, var)
     checker.close(f"{what} n", len(seeds), row["n"])
     if not seeds:
         return None
-
-    def best(side, candidates, among):
-        means = [sum(side[s][c] for s in among) / len(among) for c in candidates]
-        return candidates[means.index(min(means))]
-
     b, v = best(base, base_cands, seeds), best(var, var_cands, seeds)
     checker.close(f"{what} baseline loss at its best", sum(base[s][b] for s in seeds) / len(seeds),
                   row["baseline_loss"])
@@ -475,6 +468,43 @@ def check_selection(checker, what, base, var, row):
         checker.close(f"{what} Δ held out CI low", low, row.get("held_out_ci_low"))
         checker.close(f"{what} Δ held out CI high", high, row.get("held_out_ci_high"))
     return b, v
+
+
+def complete_seeds(base, var):
+    """Each side's candidates and the seeds that have every candidate of both sides (base, var: seed ->
+    candidate -> the side's loss)."""
+    base_cands = sorted(set(c for per in base.values() for c in per))
+    var_cands = sorted(set(c for per in var.values() for c in per))
+    seeds = sorted(s for s in base if sorted(base[s]) == base_cands and sorted(var.get(s, {})) == var_cands)
+    return base_cands, var_cands, seeds
+
+
+def best(side, candidates, among):
+    """The candidate with the lowest mean loss over the seeds `among` (the first in sorted order on a tie)."""
+    means = [sum(side[s][c] for s in among) / len(among) for c in candidates]
+    return candidates[means.index(min(means))]
+
+
+def check_chosen_lrs(checker, source, folder, setup):
+    """A sweep trained at an earlier sweep's best lrs (qknorm_s1 at qknorm_lr's): its lrs are exactly the best
+    lrs of the two arms of `setup` in `source` (lowest mean final val loss over the seeds with every lr), so a
+    sweep file written before its source finished cannot silently keep a stale choice."""
+    at = defaultdict(dict)  # seed -> lr -> (baseline loss, variant loss)
+    for p in load_pairs(source):
+        if p["lambda"] == "1" and p["setup"] == setup:
+            at[p["seed"]][p["lr"]] = (p["base"], p["variant"])
+    base, var = arm_losses(at, 0), arm_losses(at, 1)
+    base_cands, var_cands, seeds = complete_seeds(base, var)
+    what = f"[{os.path.basename(folder)}] lrs = {os.path.basename(source)}'s best ({setup})"
+    checker.checked += 1
+    if not seeds:
+        checker.failures.append(f"{what}: {source} has no seed with every lr")
+        return
+    expected = {best(base, base_cands, seeds), best(var, var_cands, seeds)}
+    trained = set(p["lr"] for p in load_pairs(folder))
+    if trained != expected:
+        checker.failures.append(f"{what}: trained at {sorted(trained)}, the best lrs are {sorted(expected)} "
+                                f"(over {len(seeds)} seeds)")
 
 
 def arm_losses(at, arm):
@@ -763,7 +793,8 @@ def main():
     # together with lr_control: the gain per lr and setup, the lr selection per setup, the plateau escape.
     third = {name: os.path.join(results, name)
              for name in ("baseline_choices", "qknorm_lr", "gate_headwise_lr", "warmup_150")}
-    pending = [name for name, folder in {**second, **third}.items() if not finished(folder)]
+    fourth = {"qknorm_s1": os.path.join(results, "qknorm_s1")}  # at lrs chosen by qknorm_lr
+    pending = [name for name, folder in {**second, **third, **fourth}.items() if not finished(folder)]
     checker = Checker(inspect)
     check_budget(checker, budgets)
     check_budget(checker, budgets[:2])  # the findings' trend over each interval alone
@@ -810,6 +841,13 @@ def main():
             check_learning_rates(checker, both)
             check_plateau_escape(checker, both)
             check_bias(checker, folder)
+    # Experiment 4: QK-norm at S1, at qknorm_lr's two best lrs (its own group: another model shape).
+    if "qknorm_s1" not in pending:
+        check_chosen_lrs(checker, third["qknorm_lr"], fourth["qknorm_s1"], "QK-norm")
+        check_by_budget(checker, [fourth["qknorm_s1"]])
+        check_learning_rates(checker, [fourth["qknorm_s1"]])
+        check_plateau_escape(checker, [fourth["qknorm_s1"]])
+        check_bias(checker, fourth["qknorm_s1"])
     # Every third-round sweep together: each arm at its best setup and lr.
     finished_third = [folder for name, folder in third.items() if name not in pending]
     if finished_third:
