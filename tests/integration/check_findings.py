@@ -486,9 +486,10 @@ def best(side, candidates, among):
 
 
 def check_chosen_lrs(checker, source, folder, setup):
-    """A sweep trained at an earlier sweep's best lrs (qknorm_s1 at qknorm_lr's): its lrs are exactly the best
-    lrs of the two arms of `setup` in `source` (lowest mean final val loss over the seeds with every lr), so a
-    sweep file written before its source finished cannot silently keep a stale choice."""
+    """A sweep trained at an earlier sweep's best lrs (qknorm_s1 at qknorm_lr's): the lrs of its grid (as its
+    summary.json records it) are exactly the best lrs of the two arms of `setup` in `source` (lowest mean final
+    val loss over the seeds with every lr), and every finished point is at one of them, so a sweep file written
+    before its source finished cannot silently keep a stale choice."""
     at = defaultdict(dict)  # seed -> lr -> (baseline loss, variant loss)
     for p in load_pairs(source):
         if p["lambda"] == "1" and p["setup"] == setup:
@@ -502,9 +503,19 @@ def check_chosen_lrs(checker, source, folder, setup):
         return
     expected = {best(base, base_cands, seeds), best(var, var_cands, seeds)}
     trained = set(p["lr"] for p in load_pairs(folder))
-    if trained != expected:
+    if not trained <= expected:
         checker.failures.append(f"{what}: trained at {sorted(trained)}, the best lrs are {sorted(expected)} "
                                 f"(over {len(seeds)} seeds)")
+    summary = os.path.join(folder, "summary.json")
+    if os.path.isfile(summary):
+        checker.checked += 1
+        with open(summary) as f:
+            grid = json.load(f)["grid"]
+        lrs = [value[0] if isinstance(value, list) else value
+               for key, values in grid.items() if key.split("+")[0] == "train.lr" for value in values]
+        if set(lrs) != expected:
+            checker.failures.append(f"{what}: its grid has lrs {sorted(lrs)}, the best lrs are "
+                                    f"{sorted(expected)} (over {len(seeds)} seeds)")
 
 
 def arm_losses(at, arm):
