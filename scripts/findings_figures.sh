@@ -67,7 +67,7 @@ for sweep in baseline_choices qknorm_lr gate_headwise_lr warmup_150; do
   fi
 done
 # Experiment 4, QK-norm one size up (S1): on its own (its two lrs are experiment 1's two arms' best).
-draw qknorm_s1 "$(existing qknorm_s1)" --lambda 1 --only improvement_vs_lr,early_val_loss
+draw qknorm_s1 "$(existing qknorm_s1)" --lambda 1 --only improvement_vs_lr
 # Every baseline setup of question 9 at once: each arm at its own best lr per setup, and XSA's Δ best vs best.
 draw setups "results/lr_control $(existing baseline_choices qknorm_lr gate_headwise_lr warmup_150)" --lambda 1 \
   --only best_per_setup

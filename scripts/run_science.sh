@@ -22,7 +22,7 @@
 #             lane B seqlen_tokens -> lambda_lr -> seqlen_fixed_batch -> budget_2400.
 #   --lanes 2 (default): two sweeps side by side with one worker each (a 2-core machine);
 #   --lanes 1: the queue one sweep after another with --workers 2.
-#   --only:   just these sweeps (names of configs/science/*.yaml), one after another.
+#   --only:   just these sweeps (names of configs/science/*.yaml), one after another, --workers = --lanes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,7 +34,7 @@ while [ $# -gt 0 ]; do
     --lanes) lanes="${2:-}"; shift 2 ;;
     --round) round="${2:-}"; shift 2 ;;
     --only) only="${2:-}"; shift 2 ;;
-    -h|--help) sed -n 2,24p "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n 2,25p "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run_science: error: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
