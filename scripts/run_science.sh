@@ -9,9 +9,10 @@
 #
 # Usage: scripts/run_science.sh [--round 3|2|1] [--lanes 2|1] [--only NAME[,NAME...]]
 #   --round 3 (default): the third round (docs/findings.md, question 9): lane A baseline_choices ->
-#             qknorm_lr -> gate_headwise_lr -> warmup_150 -> qknorm_s1 -> paper_dynamics -> gate_lr_s1, lane B
-#             gate_lr_s1 -> baseline_choices -> qknorm_lr -> gate_headwise_lr -> warmup_150 -> qknorm_s1 ->
-#             paper_dynamics (claims share each sweep's points).
+#             qknorm_lr -> paper_dynamics -> qknorm_s1 -> gate_headwise_lr -> warmup_150 -> gate_lr_s1, lane B
+#             gate_lr_s1 -> baseline_choices -> qknorm_lr -> paper_dynamics -> qknorm_s1 -> gate_headwise_lr ->
+#             warmup_150 (claims share each sweep's points): QK-norm's experiments and the paper's setup's
+#             dynamics (which its dynamics figure needs beside it) first, then the gate and the warmup.
 #   --round 2: the second round (docs/findings.md, questions 5-8): both lanes start on
 #             lr_control (sharing its points: claims train each point once), so the short, first-priority
 #             sweep finishes first; then lane A size_s2 -> variants_s1 -> length_s1, lane B variants_s1 ->
@@ -82,8 +83,8 @@ if [ "$round" = 1 ]; then
   queue_a=(budget_300 budget_1200 budget_2400)
   queue_b=(seqlen_tokens lambda_lr seqlen_fixed_batch budget_2400)
 elif [ "$round" = 3 ]; then
-  queue_a=(baseline_choices qknorm_lr gate_headwise_lr warmup_150 qknorm_s1 paper_dynamics gate_lr_s1)
-  queue_b=(gate_lr_s1 baseline_choices qknorm_lr gate_headwise_lr warmup_150 qknorm_s1 paper_dynamics)
+  queue_a=(baseline_choices qknorm_lr paper_dynamics qknorm_s1 gate_headwise_lr warmup_150 gate_lr_s1)
+  queue_b=(gate_lr_s1 baseline_choices qknorm_lr paper_dynamics qknorm_s1 gate_headwise_lr warmup_150)
 else
   queue_a=(lr_control size_s2 variants_s1 length_s1 gate_lr_s1)
   queue_b=(lr_control variants_s1 length_s1 size_s2 gate_lr_s1)
