@@ -17,8 +17,9 @@ layer and head (mean and SD over seeds), the variants at S1 (against SA and agai
 trend at S1, the trend with model size (per seed over log2 non-embedding parameters), the trend of the
 final bias metrics with depth (per seed over relative depth) and, for question 9's sweeps with lr_control, the
 gain and the lr selection per baseline setup (positions, embedding norm, QK-norm, output gate, warmup), the
-plateau escape and, over all of them, each arm's best setup and lr (setup_selection) and each setup's effect on
-each arm (setup_effect), then compares with `xsa-inspect --format json`.
+plateau escape, the attention dynamics per step and layer (max logit, entropy, sink) and, over all of them, each
+arm's best setup and lr (setup_selection) and each setup's effect on each arm (setup_effect), and that
+qknorm_s1 runs at qknorm_lr's best lrs, then compares with `xsa-inspect --format json`.
 
 usage: check_findings.py XSA_INSPECT RESULTS_DIR
 """
@@ -84,9 +85,23 @@ def load_pairs(folder):
                           "variant": run["final"]["val_loss"], "base_bias": final_bias(base),
                           "var_bias": final_bias(run), "var_bias_step": final_step(run),
                           "var_lambda": final_lambda(run),
+                          "base_dynamics": dynamics(base), "var_dynamics": dynamics(run),
                           "base_eval": {e["step"]: e["val_loss"] for e in base.get("eval", [])},
                           "var_eval": {e["step"]: e["val_loss"] for e in run.get("eval", [])}})
     return pairs
+
+
+DYNAMICS = ("max_logit", "attn_entropy", "attn_sink")
+
+
+def dynamics(run):
+    """(step, layer) -> the attention dynamics metrics of a run that measured them at every bias measurement on
+    every layer; None for a run without them or with them from some step on only (a resumed older run)."""
+    points = run.get("bias", [])
+    if not points or any(m not in layer for point in points for layer in point["layers"] for m in DYNAMICS):
+        return None
+    return {(point["step"], layer["layer"]): tuple(layer[m] for m in DYNAMICS)
+            for point in points for layer in point["layers"]}
 
 
 def model_label(m):
@@ -637,6 +652,36 @@ def check_plateau_escape(checker, folders):
         checker.close(f"{what} Δ CI high", high, rows[key].get("delta_ci_high"))
 
 
+def check_dynamics(checker, folders):
+    """The attention dynamics per group (λ, budget, model setup, lr, length, batch), bias measurement step and
+    layer: each metric of both arms, the mean over seeds of each seed's mean over its pairs, from the pairs whose
+    two runs measured them at every bias measurement."""
+    tag = " ".join(os.path.basename(f) for f in folders)
+    values = defaultdict(lambda: defaultdict(list))  # (group, step, layer) -> seed -> (base, var) metrics
+    for p in (p for f in folders for p in load_pairs(f)):
+        if p["base_dynamics"] is None or p["var_dynamics"] is None:
+            continue
+        group = (p["lambda"], p["steps"], p["model"], p["impl"], p["lr"], p["seq_len"], p["batch"])
+        for at, var in p["var_dynamics"].items():
+            if at in p["base_dynamics"]:
+                values[group + at][p["seed"]].append((p["base_dynamics"][at], var))
+    rows = {(r["lambda"], r["steps"], r["model"], r["attention_impl"], r["lr"], r["seq_len"], r["batch"],
+             r["step"], r["layer"]): r for r in checker.rows(folders, "dynamics")}
+    if set(rows) != set(values):
+        checker.failures.append(f"[{tag}] dynamics rows: expected {len(values)} "
+                                f"({sorted(set(values) - set(rows))[:3]} missing), has {len(rows)} "
+                                f"({sorted(set(rows) - set(values))[:3]} unexpected)")
+    for key in sorted(set(rows) & set(values)):
+        seeds = values[key]
+        what = f"[{tag}] dynamics λ={key[0]} lr={key[4]:g} {key[2]} step {key[7]} layer {key[8]}"
+        checker.close(f"{what} n", len(seeds), rows[key]["n"])
+        for side, prefix in ((0, "base"), (1, "var")):
+            for m, metric in enumerate(DYNAMICS):
+                per_seed = [sum(pair[side][m] for pair in pairs) / len(pairs) for pairs in seeds.values()]
+                checker.close(f"{what} {prefix} {metric}", sum(per_seed) / len(per_seed),
+                              rows[key][f"{prefix}_{metric}"])
+
+
 def check_sizes(checker, folders):
     """The size trend: per variant, lr, budget, length and batch found at two or more model sizes, per seed the
     slope of the improvement over log2 non-embedding parameters (a seed pairs across sizes: it fixes the order
@@ -851,6 +896,7 @@ def main():
             check_by_budget(checker, both)
             check_learning_rates(checker, both)
             check_plateau_escape(checker, both)
+            check_dynamics(checker, [folder])
             check_bias(checker, folder)
     # Experiment 4: QK-norm at S1, at qknorm_lr's two best lrs (its own group: another model shape).
     if "qknorm_s1" not in pending:
@@ -858,6 +904,7 @@ def main():
         check_by_budget(checker, [fourth["qknorm_s1"]])
         check_learning_rates(checker, [fourth["qknorm_s1"]])
         check_plateau_escape(checker, [fourth["qknorm_s1"]])
+        check_dynamics(checker, [fourth["qknorm_s1"]])
         check_bias(checker, fourth["qknorm_s1"])
     # Every third-round sweep together: each arm at its best setup and lr.
     finished_third = [folder for name, folder in third.items() if name not in pending]
