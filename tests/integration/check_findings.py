@@ -503,8 +503,9 @@ def best(side, candidates, among):
 def check_chosen_lrs(checker, source, folder, setup):
     """A sweep trained at an earlier sweep's best lrs (qknorm_s1 at qknorm_lr's): the lrs of its grid (as its
     summary.json records it) are exactly the best lrs of the two arms of `setup` in `source` (lowest mean final
-    val loss over the seeds with every lr), and every finished point is at one of them, so a sweep file written
-    before its source finished cannot silently keep a stale choice."""
+    val loss over the seeds with every lr; when both arms share one, it and the next lower lr of the grid, where
+    a larger model's optimum moves), and every finished point is at one of them, so a sweep file written before
+    its source finished cannot silently keep a stale choice."""
     at = defaultdict(dict)  # seed -> lr -> (baseline loss, variant loss)
     for p in load_pairs(source):
         if p["lambda"] == "1" and p["setup"] == setup:
@@ -517,6 +518,8 @@ def check_chosen_lrs(checker, source, folder, setup):
         checker.failures.append(f"{what}: {source} has no seed with every lr")
         return
     expected = {best(base, base_cands, seeds), best(var, var_cands, seeds)}
+    if len(expected) == 1 and base_cands.index(min(expected)) > 0:
+        expected.add(base_cands[base_cands.index(min(expected)) - 1])
     trained = set(p["lr"] for p in load_pairs(folder))
     if not trained <= expected:
         checker.failures.append(f"{what}: trained at {sorted(trained)}, the best lrs are {sorted(expected)} "
