@@ -617,6 +617,16 @@ def is_number(text):
         return False
 
 
+def group_of(p):
+    """A pair's per-length group as xsa-inspect keys it (λ, budget, model setup, attention, lr, length, batch)."""
+    return (p["lambda"], p["steps"], p["model"], p["impl"], p["lr"], p["seq_len"], p["batch"])
+
+
+def row_group(r):
+    """The same group read from an xsa-inspect row."""
+    return (r["lambda"], r["steps"], r["model"], r["attention_impl"], r["lr"], r["seq_len"], r["batch"])
+
+
 def check_plateau_escape(checker, folders):
     """The plateau escape per group (λ, budget, model setup, lr, length, batch): per pair, on the evaluations both
     arms made, the level halfway between their mean first loss and the worse arm's final loss (pairs whose
@@ -636,10 +646,8 @@ def check_plateau_escape(checker, folders):
         level = 0.5 * (start + worse_end)
         base = next((s for s in steps if p["base_eval"][s] <= level), steps[-1])
         var = next((s for s in steps if p["var_eval"][s] <= level), steps[-1])
-        key = (p["lambda"], p["steps"], p["model"], p["impl"], p["lr"], p["seq_len"], p["batch"])
-        groups[key][p["seed"]].append((level, base, var))
-    rows = {(r["lambda"], r["steps"], r["model"], r["attention_impl"], r["lr"], r["seq_len"], r["batch"]): r
-            for r in checker.rows(folders, "plateau_escape")}
+        groups[group_of(p)][p["seed"]].append((level, base, var))
+    rows = {row_group(r): r for r in checker.rows(folders, "plateau_escape")}
     if set(rows) != set(groups):
         checker.failures.append(f"[{tag}] plateau_escape groups: expected {sorted(groups)}, has {sorted(rows)}")
     for key in sorted(set(rows) & set(groups)):
@@ -664,12 +672,10 @@ def check_dynamics(checker, folders):
     for p in (p for f in folders for p in load_pairs(f)):
         if p["base_dynamics"] is None or p["var_dynamics"] is None:
             continue
-        group = (p["lambda"], p["steps"], p["model"], p["impl"], p["lr"], p["seq_len"], p["batch"])
         for at, var in p["var_dynamics"].items():
             if at in p["base_dynamics"]:
-                values[group + at][p["seed"]].append((p["base_dynamics"][at], var))
-    rows = {(r["lambda"], r["steps"], r["model"], r["attention_impl"], r["lr"], r["seq_len"], r["batch"],
-             r["step"], r["layer"]): r for r in checker.rows(folders, "dynamics")}
+                values[group_of(p) + at][p["seed"]].append((p["base_dynamics"][at], var))
+    rows = {row_group(r) + (r["step"], r["layer"]): r for r in checker.rows(folders, "dynamics")}
     if set(rows) != set(values):
         checker.failures.append(f"[{tag}] dynamics rows: expected {len(values)} "
                                 f"({sorted(set(values) - set(rows))[:3]} missing), has {len(rows)} "
