@@ -6,32 +6,8 @@ Usage: scripts/plot_findings.py PATH... --out DIR [--baseline RUN] [--lambda 1,0
                                 [--inspect build/xsa-inspect]
 
 Runs `xsa-inspect PATH... --format json` (scripts/xsa_results.py) and writes into DIR every figure whose section
-has rows (drawn by scripts/figures/: improvement.py and bias.py):
-  improvement_vs_budget.png  mean improvement % vs training steps (log axis) with 95% CI bars, per λ; the
-                             legend gives each λ's trend (budget_trend: points per doubling of steps, 95% CI)
-  eval_delta_curve.png       paired Δ val loss (variant − baseline) along training with its 95% CI band,
-                             per λ and budget
-  improvement_vs_lambda.png  mean improvement % per λ (numbers, then learned / gate) with 95% CI bars, per
-                             budget (with --baseline xsa: the other variants against full XSA)
-  improvement_vs_seq_len.png mean improvement % vs T with 95% CI bars, per λ and tokens per step; the legend
-                             gives each line's trend (seq_len_trend: points per doubling of T, 95% CI)
-  bias_init_vs_end.png       per layer: cos(y,v), cos(z,v), a_ii and value cosine of the baseline and the
-                             variant, at initialisation and at the end (mean ± 95% CI over seeds)
-  bias_by_depth.png          per model: SA's and the variant's final cos(y,v), cos(z,v), a_ii and value cosine
-                             against relative depth (layer / (layers − 1)), mean ± 95% CI over seeds, at the
-                             lr most models share (the paper's Fig. 1 asks whether cos(y,v) rises with depth)
-  improvement_vs_size.png    mean improvement % vs non-embedding parameters (log axis) with 95% CI bars, one
-                             line per size_trend row (λ, lr, budget); the legend gives its trend (points per
-                             doubling of parameters, 95% CI)
-  improvement_vs_lr.png      per learning rate (log axis): each arm's mean final val loss, its best lr marked
-                             (lr_selection), and the mean improvement % with 95% CI bars, per λ, model and budget
-  early_val_loss.png         per lr two or more models (or baseline setups) share: each arm's mean val loss over
-                             the first half of training, the baseline dashed (where an arm sits on a plateau)
-  dynamics_over_training.png per such lr: the largest attention logit, the attention entropy and the attention
-                             on the first position along training, mean over layers and seeds, the baseline dashed
-  best_per_setup.png         per comparison trained with two or more baseline setups: each arm's final val loss
-                             at its own best lr in each setup (lr_selection) and the variant − baseline Δ at
-                             those lrs with its held-out 95% CI
+has rows. What each figure shows is written once, in the docstring of the module that draws it
+(scripts/figures/improvement.py and bias.py); --help lists them from there.
 --inspect: default build/xsa-inspect, or $XSA_BUILD/xsa-inspect. Exit code 2 with one line on bad input (xsa-inspect's
 own exit code when it fails). Uses Debian's python3-matplotlib (/usr/bin/python3).
 """
@@ -61,7 +37,8 @@ def fail(message, code=2):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=common.figure_help(FIGURES),
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("paths", nargs="+", help="results.json files or folders, as for xsa-inspect")
     ap.add_argument("--out", required=True, help="folder for the PNG files (created if missing)")
     ap.add_argument("--only", help="only these figures, comma-separated names without .png (e.g. improvement_vs_lambda)")

@@ -4,13 +4,8 @@
 Usage: scripts/plot_results.py PATH... --out DIR [--inspect build/xsa-inspect]
 
 PATH is a results.json file or a folder searched recursively for results.json (a sweep folder, shards
-included), as for xsa-inspect. Writes into DIR:
-  loss_curves.png            val loss (solid, from "eval") and train loss (dashed, from log.jsonl next to
-                             results.json) per variant, averaged over experiments with the same seq_len
-  improvement_vs_lambda.png  mean improvement % per λ (numbers, then learned / gate) with 95% CI bars, per budget
-  improvement_vs_seq_len.png mean improvement % vs seq_len with 95% CI bars, per λ and tokens per step, with the
-                             length trend in the legend
-  bias_over_training.png     cos(y,v) (solid) and cos(z,v) (dashed) vs step per layer and variant
+included), as for xsa-inspect. Writes into DIR the figures --help lists (each described once, in the
+docstring of the module that draws it).
 A front-end of scripts/figures/: the curves come from the results.json files and log.jsonl (figures/curves.py),
 the improvement plots from xsa-inspect's JSON (figures/improvement.py, the same figures scripts/plot_findings.py
 draws: the tables' own grouping, repeated-run handling and Student t CIs, so a bar is the table's interval).
@@ -44,7 +39,9 @@ def error(message):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     epilog=common.figure_help([figure for figure, _ in FIGURES]),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("paths", nargs="+", help="results.json files or folders (searched recursively)")
     parser.add_argument("--out", required=True, help="folder for the PNG files (created if missing)")
     parser.add_argument("--inspect", default=None, help="the xsa-inspect executable whose JSON the improvement "

@@ -107,13 +107,7 @@ def markdown_files(args, root):
         if not folder.is_dir():
             fail(f"{folder}: not a folder (--docs names a folder of markdown files)")
         files += sorted(folder.glob("*.md"))
-    seen, out = set(), []
-    for f in files:
-        key = os.path.realpath(f)
-        if key not in seen:
-            seen.add(key)
-            out.append(f)
-    return out
+    return user_input.each_file_once(files)
 
 
 def write_atomically(path, text):

@@ -119,6 +119,17 @@ def is_regular_file(path):
         return False
 
 
+def each_file_once(paths):
+    """`paths` in their order, a file reached twice (the same path, or through a link) kept at its first."""
+    seen, unique = set(), []
+    for path in paths:
+        key = os.path.realpath(path)
+        if key not in seen:
+            seen.add(key)
+            unique.append(path)
+    return unique
+
+
 def json_type(value):
     """The JSON name of a parsed value's type, for messages ("got string")."""
     if value is None:

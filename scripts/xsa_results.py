@@ -154,12 +154,7 @@ def results_files(paths):
         for folder, _, names in os.walk(path):
             if "results.json" in names and user_input.is_regular_file(os.path.join(folder, "results.json")):
                 found.append(os.path.join(folder, "results.json"))
-    seen, unique = set(), []
-    for f in found:
-        key = os.path.realpath(f)
-        if key not in seen:
-            seen.add(key)
-            unique.append(f)
+    unique = user_input.each_file_once(found)
     if not unique:
         raise InputError(f"{', '.join(paths)}: no results.json found")
     return sorted(unique, key=lambda f: _path_parts(f))

@@ -1,5 +1,7 @@
 """What the figure families share: matplotlib set up headless, the one way a figure is saved, and the labels of
 variants and baselines as the figures spell them."""
+import sys
+
 import matplotlib
 
 matplotlib.use("Agg")  # headless: no display on compute nodes
@@ -8,6 +10,25 @@ import matplotlib.pyplot as plt  # noqa: E402
 import user_input  # noqa: E402  (scripts/user_input.py)
 
 DPI = 110
+
+
+def figure_help(figures):
+    """--help's list of the given figure functions and what each draws, taken from the docstrings of the modules
+    that draw them (each figure is described once, there): the entry "  NAME.png ..." and its indented lines."""
+    lines = []
+    for figure in figures:
+        entry = None
+        for line in sys.modules[figure.__module__].__doc__.splitlines():
+            if line.startswith(f"  {figure.__name__}.png "):
+                entry = [line]
+            elif entry is not None and line.startswith("   ") and not line.lstrip().endswith(".png"):
+                entry.append(line)
+            elif entry is not None:
+                break
+        if entry is None:
+            raise ValueError(f"{figure.__module__}'s docstring does not describe {figure.__name__}.png")
+        lines += entry
+    return "figures:\n" + "\n".join(lines)
 
 
 class Skip(str):

@@ -16,7 +16,8 @@ sections (xsa_results.inspect): the tables' own numbers, grouping and intervals,
   early_val_loss.png         per lr two or more models (or baseline setups) share: each arm's mean val loss over
                              the first half of training (eval_curve), the baseline dashed
   dynamics_over_training.png per such lr: the largest attention logit, the attention entropy and the attention on
-                             the first position along training (dynamics), mean over layers, the baseline dashed
+                             the first position along training (dynamics), mean over layers and seeds, the
+                             baseline dashed
   best_per_setup.png         per comparison trained with two or more baseline setups: each arm's final val loss at
                              its own best lr per setup and the Δ best vs best with its held-out CI (lr_selection)
 """

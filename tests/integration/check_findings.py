@@ -239,6 +239,13 @@ class Checker:
         self.close(f"{what} seeds favouring variant", sum(p["variant"] < p["base"] for p in pairs),
                    row["favouring"])
 
+    def compare_group_and_arms(self, what, row, pairs):
+        """compare_group, and each arm's mean val loss (the by_budget and by_seq_len rows carry both)."""
+        self.compare_group(what, row, pairs)
+        for side, arm in (("base", "base"), ("var", "variant")):
+            _, mean, _, _ = interval([p[arm] for p in pairs])
+            self.close(f"{what} {side} val loss", mean, row[f"{side}_val_loss"])
+
     def compare_trend(self, what, row, per_seed):
         """per_seed: seed -> list of (x, improvement); only seeds with every x count."""
         xs = set(x for pts in per_seed.values() for x, _ in pts)
@@ -268,10 +275,7 @@ def check_by_budget(checker, folders):
                                 f"xsa-inspect has {sorted(rows)}")
     for key in sorted(set(rows) & set(groups)):
         what = f"[{tag}] by_budget λ={key[0]} steps={key[1]} lr={key[2]:g} {key[3]}"
-        checker.compare_group(what, rows[key], groups[key])
-        for side, arm in (("base", "base"), ("var", "variant")):
-            _, mean, _, _ = interval([p[arm] for p in groups[key]])
-            checker.close(f"{what} {side} val loss", mean, rows[key][f"{side}_val_loss"])
+        checker.compare_group_and_arms(what, rows[key], groups[key])
 
 
 def check_budget(checker, folders):
@@ -359,10 +363,7 @@ def check_lengths(checker, folder):
         checker.failures.append(f"{folder} by_seq_len groups: expected {sorted(groups)}, has {sorted(rows)}")
     for key in sorted(set(rows) & set(groups)):
         what = f"{folder} by_seq_len T={key[0]} batch={key[1]}"
-        checker.compare_group(what, rows[key], groups[key])
-        for side, arm in (("base", "base"), ("var", "variant")):
-            _, mean, _, _ = interval([p[arm] for p in groups[key]])
-            checker.close(f"{what} {side} val loss", mean, rows[key][f"{side}_val_loss"])
+        checker.compare_group_and_arms(what, rows[key], groups[key])
 
     trends = checker.rows([folder], "seq_len_trend")
     expected = 1 if len(set(p["seq_len"] for p in pairs)) >= 2 else 0  # one length: no trend yet

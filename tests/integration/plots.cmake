@@ -31,3 +31,21 @@ add_test(NAME plots.without_matplotlib_one_line_names_interpreter_and_fix
       { echo "rc=$rc lines=$lines stderr=$err"; exit 1; }
   ]=] _ ${_no_mpl} ${XSA_PLOT_PYTHON} ${CMAKE_SOURCE_DIR}/scripts/plot_results.py
     ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single --out ${CMAKE_BINARY_DIR}/tests/plots_no_mpl_out)
+
+# --help lists every figure the script can draw, each with its description from the docstring of the module that
+# draws it (scripts/figures/common.py figure_help): a figure added to FIGURES without one fails here, not in a
+# user's --help. The names are the scripts' own FIGURES, read by importing them, not a copied list.
+foreach(_script plot_results plot_findings)
+  add_test(NAME plots.${_script}_help_lists_every_figure
+    COMMAND bash -c [=[
+      py=$1 script=$2
+      help=$("$py" "$script" --help) || { echo "--help failed"; exit 1; }
+      names=$(cd "$(dirname "$script")" && "$py" -c "import sys; sys.argv = ['x']
+import $(basename "$script" .py) as m
+print(' '.join((f[0] if isinstance(f, tuple) else f).__name__ for f in m.FIGURES))") || exit 1
+      [ -n "$names" ] || { echo "no figures read"; exit 1; }
+      for n in $names; do
+        printf '%s\n' "$help" | grep -Eq "^  $n\.png +[a-z]" || { echo "--help lacks $n.png"; exit 1; }
+      done
+    ]=] _ ${XSA_PLOT_PYTHON} ${CMAKE_SOURCE_DIR}/scripts/${_script}.py)
+endforeach()
