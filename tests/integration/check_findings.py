@@ -17,9 +17,9 @@ layer and head (mean and SD over seeds), the variants at S1 (against SA and agai
 trend at S1, the trend with model size (per seed over log2 non-embedding parameters), the trend of the
 final bias metrics with depth (per seed over relative depth) and, for question 9's sweeps with lr_control, the
 gain and the lr selection per baseline setup (positions, embedding norm, QK-norm, output gate, warmup), the
-plateau escape, the attention dynamics per step and layer (max logit, entropy, sink) and, over all of them, each
-arm's best setup and lr (setup_selection) and each setup's effect on each arm (setup_effect), and that
-qknorm_s1 runs at qknorm_lr's best lrs, then compares with `xsa-inspect --format json`.
+plateau escape, the attention dynamics per step and layer (max logit, entropy, sink; paper_dynamics's too) and,
+over all of them, each arm's best setup and lr (setup_selection) and each setup's effect on each arm
+(setup_effect), and that qknorm_s1 runs at qknorm_lr's best lrs, then compares with `xsa-inspect --format json`.
 
 usage: check_findings.py XSA_INSPECT RESULTS_DIR
 """
@@ -860,7 +860,11 @@ def main():
     third = {name: os.path.join(results, name)
              for name in ("baseline_choices", "qknorm_lr", "gate_headwise_lr", "warmup_150")}
     fourth = {"qknorm_s1": os.path.join(results, "qknorm_s1")}  # at lrs chosen by qknorm_lr
-    pending = [name for name, folder in {**second, **third, **fourth}.items() if not finished(folder)]
+    # lr_control's cells trained again with the dynamics measured: read for the dynamics only (never pooled with
+    # lr_control in a loss table, configs/science/paper_dynamics.yaml says why).
+    dynamics_only = {"paper_dynamics": os.path.join(results, "paper_dynamics")}
+    pending = [name for name, folder in {**second, **third, **fourth, **dynamics_only}.items()
+               if not finished(folder)]
     checker = Checker(inspect)
     check_budget(checker, budgets)
     check_budget(checker, budgets[:2])  # the findings' trend over each interval alone
@@ -908,6 +912,8 @@ def main():
             check_plateau_escape(checker, both)
             check_dynamics(checker, [folder])
             check_bias(checker, folder)
+    if "paper_dynamics" not in pending:
+        check_dynamics(checker, [dynamics_only["paper_dynamics"]])
     # Experiment 4: QK-norm at S1, at qknorm_lr's two best lrs (its own group: another model shape).
     if "qknorm_s1" not in pending:
         check_chosen_lrs(checker, third["qknorm_lr"], fourth["qknorm_s1"], "QK-norm")
