@@ -15,9 +15,9 @@ sections (xsa_results.inspect): the tables' own numbers, grouping and intervals,
                              (lr_selection), and the mean improvement % with 95% CI bars, per λ, model and budget
   early_val_loss.png         per lr two or more models (or baseline setups) share: each arm's mean val loss over
                              the first half of training (eval_curve), the baseline dashed
-  dynamics_over_training.png per such lr: the largest attention logit, the attention entropy and the attention on
-                             the first position along training (dynamics), mean over layers and seeds, the
-                             baseline dashed
+  dynamics_over_training.png per such lr: the largest attention logit (log axis), the attention entropy and the
+                             attention on the first position along training (dynamics), mean over layers and
+                             seeds, the baseline dashed
   best_per_setup.png         per comparison trained with two or more baseline setups: each arm's final val loss at
                              its own best lr per setup and the Δ best vs best with its held-out CI (lr_selection)
 """
@@ -367,8 +367,10 @@ def early_val_loss(doc, out):
                 "Val loss over the first half of training (baseline dashed)")
 
 
-DYNAMICS = (("max_logit", "largest attention logit"), ("attn_entropy", "attention entropy (nats)"),
-            ("attn_sink", "attention on the first position"))
+# (metric, axis label, log axis): the largest logit spans orders of magnitude between setups (about 10 with
+# QK-norm, thousands where attention collapses), so a linear axis would flatten every bounded curve to zero.
+DYNAMICS = (("max_logit", "largest attention logit (log)", True), ("attn_entropy", "attention entropy (nats)", False),
+            ("attn_sink", "attention on the first position", False))
 
 
 def dynamics_over_training(doc, out):
@@ -381,8 +383,10 @@ def dynamics_over_training(doc, out):
     fig, axes = plt.subplots(len(DYNAMICS), len(lrs), figsize=(4.2 * len(lrs), 3.0 * len(DYNAMICS)),
                              sharex=True, squeeze=False)
     for column, lr in enumerate(lrs):
-        for row, (metric, title) in enumerate(DYNAMICS):
+        for row, (metric, title, log_axis) in enumerate(DYNAMICS):
             ax = axes[row][column]
+            if log_axis:
+                ax.set_yscale("log")
             for index, key in enumerate(keys):
                 at = {}  # step -> (baseline values, variant values) over layers
                 for r in rows:
