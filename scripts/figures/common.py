@@ -21,7 +21,7 @@ def figure_help(figures):
         for line in sys.modules[figure.__module__].__doc__.splitlines():
             if line.startswith(f"  {figure.__name__}.png "):
                 entry = [line]
-            elif entry is not None and line.startswith("   ") and not line.lstrip().endswith(".png"):
+            elif entry is not None and line.startswith("   "):  # a continuation (an entry has two spaces)
                 entry.append(line)
             elif entry is not None:
                 break

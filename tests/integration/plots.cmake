@@ -40,8 +40,7 @@ foreach(_script plot_results plot_findings)
     COMMAND bash -c [=[
       py=$1 script=$2
       help=$("$py" "$script" --help) || { echo "--help failed"; exit 1; }
-      names=$(cd "$(dirname "$script")" && "$py" -c "import sys; sys.argv = ['x']
-import $(basename "$script" .py) as m
+      names=$(cd "$(dirname "$script")" && "$py" -c "import $(basename "$script" .py) as m
 print(' '.join((f[0] if isinstance(f, tuple) else f).__name__ for f in m.FIGURES))") || exit 1
       [ -n "$names" ] || { echo "no figures read"; exit 1; }
       for n in $names; do
