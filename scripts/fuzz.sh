@@ -28,7 +28,7 @@ done
 [ -z "$minutes" ] || seconds=$(( minutes * 60 / ${#targets[@]} ))
 
 bash scripts/sanitize_build.sh xsa_fuzz_all
-build=build-sanitize
+build="build-sanitize"
 
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"

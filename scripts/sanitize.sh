@@ -6,7 +6,6 @@
 #   scripts/sanitize.sh            what CI runs after scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-start=$(date +%s)
 bash scripts/sanitize_build.sh xsa_tests_common xsa_tests_prepare xsa_tests_torch
 built=$(date +%s)
 
