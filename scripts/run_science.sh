@@ -26,7 +26,7 @@
 #   --lanes 1: the queue one sweep after another with --workers 2.
 #   --only:   just these sweeps (names of configs/science/*.yaml), one after another, --workers = --lanes.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 
 lanes=2
 round=3
@@ -92,6 +92,7 @@ else
 fi
 
 if [ -n "$only" ]; then
+  # shellcheck disable=SC2086  # the comma-separated names are split into words on purpose
   lane "$lanes" ${only//,/ }
 elif [ "$lanes" = 1 ]; then
   queue=("${queue_a[@]}")
