@@ -60,14 +60,18 @@ draw length "$(existing seqlen_tokens length_s1)" --lambda 1 --only improvement_
 # (positions and embedding norm, QK-norm, output gate, warmup); one colour per baseline setup. The attention
 # dynamics next to paper_dynamics instead (lr_control's cells trained again with them measured; never pooled
 # with lr_control, configs/science/paper_dynamics.yaml says why).
+# The elementwise gate (gate_elementwise, at the headwise gate's best lr) is drawn with the headwise one.
 for sweep in baseline_choices qknorm_lr gate_headwise_lr warmup_150; do
   if [ -n "$(existing "$sweep")" ]; then
-    draw "$sweep" "results/lr_control results/$sweep" --lambda 1 --only improvement_vs_lr,early_val_loss
-    draw "${sweep}_dynamics" "$(existing paper_dynamics) results/$sweep" --lambda 1 --only dynamics_over_training
+    with=""
+    if [ "$sweep" = gate_headwise_lr ]; then with=$(existing gate_elementwise); fi
+    draw "$sweep" "results/lr_control results/$sweep $with" --lambda 1 --only improvement_vs_lr,early_val_loss
+    draw "${sweep}_dynamics" "$(existing paper_dynamics) results/$sweep $with" --lambda 1 \
+      --only dynamics_over_training
   fi
 done
 # Experiment 4, QK-norm one size up (S1): on its own (its two lrs are experiment 1's two arms' best).
 draw qknorm_s1 "$(existing qknorm_s1)" --lambda 1 --only improvement_vs_lr
 # Every baseline setup of question 9 at once: each arm at its own best lr per setup, and XSA's Δ best vs best.
-draw setups "results/lr_control $(existing baseline_choices qknorm_lr gate_headwise_lr warmup_150)" --lambda 1 \
-  --only best_per_setup
+draw setups "results/lr_control $(existing baseline_choices qknorm_lr gate_headwise_lr gate_elementwise warmup_150)" \
+  --lambda 1 --only best_per_setup

@@ -19,7 +19,8 @@ final bias metrics with depth (per seed over relative depth) and, for question 9
 gain and the lr selection per baseline setup (positions, embedding norm, QK-norm, output gate, warmup), the
 plateau escape, the attention dynamics per step and layer (max logit, entropy, sink; paper_dynamics's too) and,
 over all of them, each arm's best setup and lr (setup_selection) and each setup's effect on each arm
-(setup_effect), and that qknorm_s1 runs at qknorm_lr's best lrs, then compares with `xsa-inspect --format json`.
+(setup_effect), and that qknorm_s1 runs at qknorm_lr's best lrs and gate_elementwise at gate_headwise_lr's, then
+compares with `xsa-inspect --format json`.
 
 usage: check_findings.py XSA_INSPECT RESULTS_DIR
 """
@@ -501,12 +502,13 @@ def best(side, candidates, among):
     return candidates[means.index(min(means))]
 
 
-def check_chosen_lrs(checker, source, folder, setup):
-    """A sweep trained at an earlier sweep's best lrs (qknorm_s1 at qknorm_lr's): the lrs of its grid (as its
-    summary.json records it) are exactly the best lrs of the two arms of `setup` in `source` (lowest mean final
-    val loss over the seeds with every lr; when both arms share one, it and the next lower lr of the grid, where
-    a larger model's optimum moves), and every finished point is at one of them, so a sweep file written before
-    its source finished cannot silently keep a stale choice."""
+def check_chosen_lrs(checker, source, folder, setup, lower_when_shared):
+    """A sweep trained at an earlier sweep's best lrs (qknorm_s1 at qknorm_lr's, gate_elementwise at
+    gate_headwise_lr's): the lrs of its grid (as its summary.json records it) are exactly the best lrs of the two
+    arms of `setup` in `source` (lowest mean final val loss over the seeds with every lr; when both arms share
+    one and `lower_when_shared`, it and the next lower lr of the grid, where a larger model's optimum moves), and
+    every finished point is at one of them, so a sweep file written before its source finished cannot silently
+    keep a stale choice."""
     at = defaultdict(dict)  # seed -> lr -> (baseline loss, variant loss)
     for p in load_pairs(source):
         if p["lambda"] == "1" and p["setup"] == setup:
@@ -519,7 +521,7 @@ def check_chosen_lrs(checker, source, folder, setup):
         checker.failures.append(f"{what}: {source} has no seed with every lr")
         return
     expected = {best(base, base_cands, seeds), best(var, var_cands, seeds)}
-    if len(expected) == 1 and base_cands.index(min(expected)) > 0:
+    if lower_when_shared and len(expected) == 1 and base_cands.index(min(expected)) > 0:
         expected.add(base_cands[base_cands.index(min(expected)) - 1])
     trained = set(p["lr"] for p in load_pairs(folder))
     if not trained <= expected:
@@ -838,6 +840,18 @@ def check_learned_lambda(checker, folders):
         checker.close(f"{what} layer mean SD", sd(layer_means), row["layer_mean_sd"])
 
 
+def check_with_control(checker, control, folder):
+    """A question-9 sweep of the default model with one baseline choice changed, together with `control`
+    (lr_control, whose cells are its arms without the change): the gain per lr and setup, the lr selection per
+    setup, the plateau escape; its own attention dynamics and bias metrics."""
+    both = [control, folder]
+    check_by_budget(checker, both)
+    check_learning_rates(checker, both)
+    check_plateau_escape(checker, both)
+    check_dynamics(checker, [folder])
+    check_bias(checker, folder)
+
+
 def finished(folder):
     return any("results.json" in files for _, _, files in os.walk(folder))
 
@@ -859,7 +873,10 @@ def main():
     # together with lr_control: the gain per lr and setup, the lr selection per setup, the plateau escape.
     third = {name: os.path.join(results, name)
              for name in ("baseline_choices", "qknorm_lr", "gate_headwise_lr", "warmup_150")}
-    fourth = {"qknorm_s1": os.path.join(results, "qknorm_s1")}  # at lrs chosen by qknorm_lr
+    # Sweeps at lrs chosen by a third-round sweep: qknorm_s1 at qknorm_lr's two best (experiment 4, one size up:
+    # the shared best and the next lower lr), gate_elementwise at gate_headwise_lr's best only (experiment 3).
+    fourth = {"qknorm_s1": os.path.join(results, "qknorm_s1"),
+              "gate_elementwise": os.path.join(results, "gate_elementwise")}
     # lr_control's cells trained again with the dynamics measured: read for the dynamics only (never pooled with
     # lr_control in a loss table, configs/science/paper_dynamics.yaml says why).
     dynamics_only = {"paper_dynamics": os.path.join(results, "paper_dynamics")}
@@ -906,24 +923,27 @@ def main():
         depth_rows += check_bias_depth(checker, [second["gate_lr_s1"]])
     for name, folder in third.items():
         if name not in pending:
-            both = [os.path.join(results, "lr_control"), folder]
-            check_by_budget(checker, both)
-            check_learning_rates(checker, both)
-            check_plateau_escape(checker, both)
-            check_dynamics(checker, [folder])
-            check_bias(checker, folder)
+            check_with_control(checker, os.path.join(results, "lr_control"), folder)
     if "paper_dynamics" not in pending:
         check_dynamics(checker, [dynamics_only["paper_dynamics"]])
     # Experiment 4: QK-norm at S1, at qknorm_lr's two best lrs (its own group: another model shape).
     if "qknorm_s1" not in pending:
-        check_chosen_lrs(checker, third["qknorm_lr"], fourth["qknorm_s1"], "QK-norm")
+        check_chosen_lrs(checker, third["qknorm_lr"], fourth["qknorm_s1"], "QK-norm", lower_when_shared=True)
         check_by_budget(checker, [fourth["qknorm_s1"]])
         check_learning_rates(checker, [fourth["qknorm_s1"]])
         check_plateau_escape(checker, [fourth["qknorm_s1"]])
         check_dynamics(checker, [fourth["qknorm_s1"]])
         check_bias(checker, fourth["qknorm_s1"])
-    # Every third-round sweep together: each arm at its best setup and lr.
+    # Experiment 3's elementwise gate: the default model like the third round's sweeps, so checked with
+    # lr_control as they are (its one or two lrs make a short lr_selection row) and pooled with them below.
+    if "gate_elementwise" not in pending:
+        check_chosen_lrs(checker, third["gate_headwise_lr"], fourth["gate_elementwise"], "headwise gate",
+                         lower_when_shared=False)
+        check_with_control(checker, os.path.join(results, "lr_control"), fourth["gate_elementwise"])
+    # Every sweep of the default model with a changed baseline together: each arm at its best setup and lr.
     finished_third = [folder for name, folder in third.items() if name not in pending]
+    if "gate_elementwise" not in pending:
+        finished_third.append(fourth["gate_elementwise"])
     if finished_third:
         check_setup_selection(checker, [os.path.join(results, "lr_control")] + finished_third)
         check_setup_effect(checker, [os.path.join(results, "lr_control")] + finished_third)
