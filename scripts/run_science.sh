@@ -9,11 +9,12 @@
 #
 # Usage: scripts/run_science.sh [--round 3|2|1] [--lanes 2|1] [--only NAME[,NAME...]]
 #   --round 3 (default): the third round (docs/findings.md, question 9): lane A baseline_choices ->
-#             qknorm_lr -> paper_dynamics -> gate_headwise_lr -> qknorm_s1 -> warmup_150 -> gate_lr_s1, lane B
-#             gate_lr_s1 -> baseline_choices -> qknorm_lr -> paper_dynamics -> gate_headwise_lr -> qknorm_s1 ->
-#             warmup_150 (claims share each sweep's points): QK-norm's lr sweep and the paper's setup's
-#             dynamics (which its dynamics figure needs beside it) first, then the headwise gate (the
-#             elementwise gate's sweep is set at its best lr), experiment 4 at S1 and the warmup.
+#             qknorm_lr -> paper_dynamics -> gate_headwise_lr -> gate_elementwise -> warmup_150 -> qknorm_s1
+#             -> gate_lr_s1, lane B gate_lr_s1 -> baseline_choices -> qknorm_lr -> paper_dynamics ->
+#             gate_headwise_lr -> gate_elementwise -> warmup_150 -> qknorm_s1 (claims share each sweep's
+#             points): QK-norm's lr sweep and the paper's setup's dynamics (which its dynamics figure needs
+#             beside it) first, then the headwise gate and the elementwise one at its best lr (experiment 3
+#             whole), the warmup (short points) and experiment 4 at S1.
 #   --round 2: the second round (docs/findings.md, questions 5-8): both lanes start on
 #             lr_control (sharing its points: claims train each point once), so the short, first-priority
 #             sweep finishes first; then lane A size_s2 -> variants_s1 -> length_s1, lane B variants_s1 ->
@@ -84,8 +85,10 @@ if [ "$round" = 1 ]; then
   queue_a=(budget_300 budget_1200 budget_2400)
   queue_b=(seqlen_tokens lambda_lr seqlen_fixed_batch budget_2400)
 elif [ "$round" = 3 ]; then
-  queue_a=(baseline_choices qknorm_lr paper_dynamics gate_headwise_lr qknorm_s1 warmup_150 gate_lr_s1)
-  queue_b=(gate_lr_s1 baseline_choices qknorm_lr paper_dynamics gate_headwise_lr qknorm_s1 warmup_150)
+  queue_a=(baseline_choices qknorm_lr paper_dynamics gate_headwise_lr gate_elementwise warmup_150 qknorm_s1
+    gate_lr_s1)
+  queue_b=(gate_lr_s1 baseline_choices qknorm_lr paper_dynamics gate_headwise_lr gate_elementwise warmup_150
+    qknorm_s1)
 else
   queue_a=(lr_control size_s2 variants_s1 length_s1 gate_lr_s1)
   queue_b=(lr_control variants_s1 length_s1 size_s2 gate_lr_s1)
