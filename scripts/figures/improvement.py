@@ -13,6 +13,7 @@ sections (xsa_results.inspect): the tables' own numbers, grouping and intervals,
                              doubling of parameters, 95% CI)
   improvement_vs_lr.png      per learning rate (log axis): each arm's mean final val loss, its best lr marked
                              (lr_selection), and the mean improvement % with 95% CI bars, per λ, model and budget
+                             (one trained at a single lr beside those at two or more: a diamond)
   early_val_loss.png         per lr two or more models (or baseline setups) share: each arm's mean val loss over
                              the first half of training (eval_curve), the baseline dashed
   dynamics_over_training.png per such lr: the largest attention logit (log axis), the attention entropy and the
@@ -198,14 +199,19 @@ def improvement_vs_size(doc, out):
 def improvement_vs_lr(doc, out):
     gains, losses = doc.get("by_lambda", []), doc.get("by_budget", [])
     ident = comparison
-    keys = sorted({ident(r) for r in gains if len({g["lr"] for g in gains if ident(g) == ident(r)}) >= 2}, key=str)
-    if not keys:
+    lrs_of = {}
+    for r in gains:
+        lrs_of.setdefault(ident(r), set()).add(r["lr"])
+    if all(len(lrs) < 2 for lrs in lrs_of.values()):
         return Skip("no comparison at two or more learning rates")
+    # A comparison trained at one lr beside them (the elementwise gate at the headwise one's best) is a point.
+    keys = sorted(lrs_of, key=str)
     fig, (ax_loss, ax_gain) = plt.subplots(1, 2, figsize=(11, 4.2 + 0.25 * max(0, len(keys) - 2)))
     for index, key in enumerate(keys):
         color = f"C{index % 10}"  # one colour per comparison: its baseline dashed, its variant solid
         suffix = key_suffix(keys, key)
         name = lam_label({"lambda": key[1]}) + suffix
+        marker, z = ("D", 3) if len(lrs_of[key]) == 1 else ("o", 2)  # a single point drawn over the lines
         sel = sorted((r for r in losses if ident(r) == key), key=lambda r: r["lr"])
         # by_budget and by_lambda pool over lengths, lr_selection does not: a star only when one length is pooled
         seq_lens = {t for r in gains if ident(r) == key for t in str(r["seq_lens"]).split()}
@@ -214,15 +220,16 @@ def improvement_vs_lr(doc, out):
         pick = pick if len(pick) == 1 else []
         for arm, who, best, style in (("base", key[0].upper() + suffix, "best_lr_baseline", "--"),
                                       ("var", name, "best_lr_variant", "-")):
-            ax_loss.plot([r["lr"] for r in sel], [r[f"{arm}_val_loss"] for r in sel], marker="o", label=who,
-                         color=color, linestyle=style)
+            ax_loss.plot([r["lr"] for r in sel], [r[f"{arm}_val_loss"] for r in sel], marker=marker, label=who,
+                         color=color, linestyle=style, zorder=z)
             if pick and pick[0][best] is not None:
                 at = [r for r in sel if r["lr"] == pick[0][best]]
                 ax_loss.plot([at[0]["lr"]], [at[0][f"{arm}_val_loss"]], marker="*", ms=16, color=color,
                              linestyle="none")
         sel = sorted((r for r in gains if ident(r) == key), key=lambda r: r["lr"])
         ys, err = ci_bars(sel)
-        ax_gain.errorbar([r["lr"] for r in sel], ys, yerr=err, marker="o", capsize=4, label=name, color=color)
+        ax_gain.errorbar([r["lr"] for r in sel], ys, yerr=err, marker=marker, capsize=4, label=name, color=color,
+                         zorder=z)
     for ax in (ax_loss, ax_gain):
         lr_axis(ax, sorted({r["lr"] for r in gains}))
     ax_loss.set_ylabel("final val loss (mean over seeds)")
