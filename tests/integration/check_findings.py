@@ -840,16 +840,15 @@ def check_learned_lambda(checker, folders):
         checker.close(f"{what} layer mean SD", sd(layer_means), row["layer_mean_sd"])
 
 
-def check_with_control(checker, control, folder):
-    """A question-9 sweep of the default model with one baseline choice changed, together with `control`
-    (lr_control, whose cells are its arms without the change): the gain per lr and setup, the lr selection per
-    setup, the plateau escape; its own attention dynamics and bias metrics."""
-    both = [control, folder]
-    check_by_budget(checker, both)
-    check_learning_rates(checker, both)
-    check_plateau_escape(checker, both)
-    check_dynamics(checker, [folder])
-    check_bias(checker, folder)
+def check_setup_sweep(checker, folders):
+    """A question-9 sweep (the last of `folders`), with lr_control before it when the sweep trains the default
+    model (its cells are the sweep's arms without the change): the gain per lr and setup, the lr selection per
+    setup, the plateau escape; the sweep's own attention dynamics and bias metrics."""
+    check_by_budget(checker, folders)
+    check_learning_rates(checker, folders)
+    check_plateau_escape(checker, folders)
+    check_dynamics(checker, folders[-1:])
+    check_bias(checker, folders[-1])
 
 
 def finished(folder):
@@ -923,23 +922,19 @@ def main():
         depth_rows += check_bias_depth(checker, [second["gate_lr_s1"]])
     for name, folder in third.items():
         if name not in pending:
-            check_with_control(checker, os.path.join(results, "lr_control"), folder)
+            check_setup_sweep(checker, [os.path.join(results, "lr_control"), folder])
     if "paper_dynamics" not in pending:
         check_dynamics(checker, [dynamics_only["paper_dynamics"]])
     # Experiment 4: QK-norm at S1, at qknorm_lr's two best lrs (its own group: another model shape).
     if "qknorm_s1" not in pending:
         check_chosen_lrs(checker, third["qknorm_lr"], fourth["qknorm_s1"], "QK-norm", lower_when_shared=True)
-        check_by_budget(checker, [fourth["qknorm_s1"]])
-        check_learning_rates(checker, [fourth["qknorm_s1"]])
-        check_plateau_escape(checker, [fourth["qknorm_s1"]])
-        check_dynamics(checker, [fourth["qknorm_s1"]])
-        check_bias(checker, fourth["qknorm_s1"])
+        check_setup_sweep(checker, [fourth["qknorm_s1"]])
     # Experiment 3's elementwise gate: the default model like the third round's sweeps, so checked with
     # lr_control as they are (its one or two lrs make a short lr_selection row) and pooled with them below.
     if "gate_elementwise" not in pending:
         check_chosen_lrs(checker, third["gate_headwise_lr"], fourth["gate_elementwise"], "headwise gate",
                          lower_when_shared=False)
-        check_with_control(checker, os.path.join(results, "lr_control"), fourth["gate_elementwise"])
+        check_setup_sweep(checker, [os.path.join(results, "lr_control"), fourth["gate_elementwise"]])
     # Every sweep of the default model with a changed baseline together: each arm at its best setup and lr.
     finished_third = [folder for name, folder in third.items() if name not in pending]
     if "gate_elementwise" not in pending:
