@@ -18,8 +18,8 @@ trend at S1, the trend with model size (per seed over log2 non-embedding paramet
 final bias metrics with depth (per seed over relative depth) and, for question 9's sweeps with lr_control, the
 gain and the lr selection per baseline setup (positions, embedding norm, QK-norm, output gate, warmup), the
 plateau escape, the attention dynamics per step and layer (max logit, entropy, sink; paper_dynamics's too) and,
-over all of them, each arm's best setup and lr (setup_selection) and each setup's effect on each arm
-(setup_effect), and that qknorm_s1 runs at qknorm_lr's best lrs and gate_elementwise at gate_headwise_lr's, then
+over all of them, each arm's best setup and lr (setup_selection) and each setup's effect on each arm at its
+best lr (setup_effect) and at each lr both trained (setup_effect_by_lr), and that qknorm_s1 runs at qknorm_lr's best lrs and gate_elementwise at gate_headwise_lr's, then
 compares with `xsa-inspect --format json`.
 
 usage: check_findings.py XSA_INSPECT RESULTS_DIR
@@ -612,6 +612,54 @@ def check_setup_effect(checker, folders):
         checker.failures.append(f"[{tag}] setup_effect rows: expected {sorted(expected)}, has {sorted(rows)}")
 
 
+def check_setup_effect_by_lr(checker, folders):
+    """Each setup's effect on each arm at each lr both it and the paper's setup trained (setup_effect_by_lr):
+    the arm in the setup against itself in the paper's setup at that lr, paired per seed, with its verdict."""
+    tag = " ".join(os.path.basename(f) for f in folders)
+    pairs = [p for f in folders for p in load_pairs(f)]
+    rows = {(r["lambda"], r["model"], r["setup"], r["lr"], r["arm"]): r
+            for r in checker.rows(folders, "setup_effect_by_lr")}
+    expected = set()
+    for lam, shape in sorted(set((p["lambda"], p["shape"]) for p in pairs)):
+        at = defaultdict(lambda: defaultdict(dict))  # setup -> lr -> seed -> (baseline loss, variant loss)
+        for p in pairs:
+            if (p["lambda"], p["shape"]) == (lam, shape):
+                at[p["setup"]][p["lr"]][p["seed"]] = (p["base"], p["variant"])
+        if "" not in at:
+            continue
+        for setup in sorted(s for s in at if s):
+            for lr in sorted(lr for lr in at[setup] if lr in at[""]):
+                seeds = sorted(set(at[setup][lr]) & set(at[""][lr]))
+                for arm, name in ((0, "sa"), (1, f"λ={lam}" if is_number(lam) else lam)):
+                    what = f"[{tag}] setup_effect_by_lr λ={lam} {shape} {setup} lr {lr:g} {name}"
+                    key = next((k for k in rows if k[:3] == (lam, shape, setup) and k[4] == name
+                                and math.isclose(k[3], lr, rel_tol=1e-9)), None)
+                    if key is None:
+                        checker.failures.append(f"{what}: no row")
+                        continue
+                    expected.add(key)
+                    row = rows[key]
+                    checker.close(f"{what} n", len(seeds), row["n"])
+                    if not seeds:
+                        continue
+                    paper = [at[""][lr][s][arm] for s in seeds]
+                    mine = [at[setup][lr][s][arm] for s in seeds]
+                    checker.close(f"{what} paper's setup loss", sum(paper) / len(paper), row["paper_loss"])
+                    checker.close(f"{what} setup loss", sum(mine) / len(mine), row["setup_loss"])
+                    _, mean, low, high = interval([m - b for m, b in zip(mine, paper)])
+                    checker.close(f"{what} Δ", mean, row["delta"])
+                    checker.close(f"{what} Δ CI low", low, row.get("delta_ci_low"))
+                    checker.close(f"{what} Δ CI high", high, row.get("delta_ci_high"))
+                    verdict = (f"undefined (n={len(seeds)})" if low is None else "better" if high < 0 else "worse" if low > 0
+                               else "within noise")
+                    checker.checked += 1
+                    if verdict != row["verdict"]:
+                        checker.failures.append(f"{what} verdict: expected {verdict}, xsa-inspect has "
+                                                f"{row['verdict']}")
+    if set(rows) != expected:
+        checker.failures.append(f"[{tag}] setup_effect_by_lr rows: expected {sorted(expected)}, has {sorted(rows)}")
+
+
 def is_number(text):
     try:
         float(text)
@@ -942,6 +990,7 @@ def main():
     if finished_third:
         check_setup_selection(checker, [os.path.join(results, "lr_control")] + finished_third)
         check_setup_effect(checker, [os.path.join(results, "lr_control")] + finished_third)
+        check_setup_effect_by_lr(checker, [os.path.join(results, "lr_control")] + finished_third)
     checker.failures += LABEL_MISMATCHES
     for failure in checker.failures:
         print("FAIL", failure)

@@ -94,6 +94,7 @@ void build_by_seq_len(const SectionInputs& in, Table& t);
 void build_lr_selection(const SectionInputs& in, Table& t);
 void build_setup_selection(const SectionInputs& in, Table& t);
 void build_setup_effect(const SectionInputs& in, Table& t);
+void build_setup_effect_by_lr(const SectionInputs& in, Table& t);
 void build_eval_curve(const SectionInputs& in, Table& t);
 void build_verdicts(const SectionInputs& in, Table& t);
 void build_notes(const SectionInputs& in, Table& t);

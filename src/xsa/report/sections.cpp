@@ -71,6 +71,13 @@ const std::vector<Section>& sections() {
        "in the paper's setup at its best; paired over seeds; negative Δ: the setup helps)",
        "per comparison, setup and arm: does the setup (a stabiliser) help SA, and does it still help XSA",
        "_No comparison has results in the paper's setup and another._", false, false, build_setup_effect},
+      {"setup_effect_by_lr",
+       "Effect of each baseline setup on each arm at each lr (the arm in the setup against the same arm in "
+       "the "
+       "paper's setup at the same lr; paired over seeds; negative Δ: the setup helps)",
+       "per comparison, setup, lr and arm: does the setup help SA at this lr, and XSA",
+       "_No comparison has results in the paper's setup and another at the same lr._", false, false,
+       build_setup_effect_by_lr},
       {"eval_curve", "Paired Δ val loss along training (fixed eval windows, 95% CI over seeds)",
        "per λ, budget and evaluation step: mean Δ val loss with its CI", "", false, false, build_eval_curve},
       {"bias_init", "Bias metrics per layer at initialisation (step 0, mean ± 95% CI over seeds)",

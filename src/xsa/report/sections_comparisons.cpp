@@ -519,6 +519,55 @@ void build_setup_effect(const SectionInputs& in, Table& t) {
   fill_table(t, columns, rows);
 }
 
+// setup_effect at one lr instead of each side's best: per comparison trained in the paper's setup and
+// others, per other setup, lr both trained, and arm, the arm in the setup against itself in the paper's
+// setup, paired per seed (negative: the setup helps the arm there). What a stabiliser does at a given lr,
+// e.g. a longer warmup at the lrs where SA degrades, which a best-vs-best comparison cannot show when the
+// setup was trained at a few lrs only.
+void build_setup_effect_by_lr(const SectionInputs& in, Table& t) {
+  using R = SelectionRow;
+  std::vector<R> rows;
+  for (const GroupSeries& s : setup_series(in.grouping.per_len)) {
+    std::map<std::string, std::map<double, const Group*>> by_setup;  // setup -> lr -> group
+    for (const Group* g : s.groups) by_setup[g->key.setup][g->key.lr] = g;
+    const auto paper = by_setup.find("");
+    if (paper == by_setup.end()) continue;  // nothing to judge a setup against
+    for (const auto& [setup, at_lr] : by_setup) {
+      if (setup.empty()) continue;
+      for (const auto& [lr, group] : at_lr) {
+        const auto in_paper = paper->second.find(lr);
+        if (in_paper == paper->second.end()) continue;
+        const std::vector<const Group*> paper_side = {in_paper->second}, setup_side = {group};
+        for (const Arm arm : {Arm::kBaseline, Arm::kVariant})
+          rows.push_back({s.key, paper_side, setup_side, select_between(paper_side, arm, setup_side, arm),
+                          setup, arm == Arm::kBaseline ? s.key.baseline : lambda_text(s.key)});
+      }
+    }
+  }
+  // One candidate a side: the in-sample Δ is the whole comparison (held out would repeat it).
+  auto effect = [](const R& r) -> const stats::PairedInterval& { return r.selection.in_sample; };
+  Columns<R> columns = selection_key_columns();
+  append(
+      columns,
+      {
+          {{"setup", "setup"}, [](const R& r) { return Cell(r.setup); }},
+          {{"lr", "lr", Column::kShortest}, [](const R& r) { return Cell(r.best_variant().key.lr); }},
+          {{"arm", "arm"}, [](const R& r) { return Cell(r.arm); }},
+          {{"n", "n"}, [](const R& r) { return count_cell(r.selection.in_sample.n); }},
+          {{"paper_loss", "paper's setup val loss", 4},
+           selected([](const R& r) { return r.selection.baseline_means.front(); })},
+          {{"setup_loss", "setup val loss", 4},
+           selected([](const R& r) { return r.selection.variant_means.front(); })},
+          {{"delta", "mean Δ (setup − paper's)", 4, true},
+           selected([=](const R& r) { return effect(r).mean; })},
+          {{"delta_ci_low", "95% CI low", 4, true}, [=](const R& r) { return opt_cell(effect(r).low); }},
+          {{"delta_ci_high", "95% CI high", 4, true}, [=](const R& r) { return opt_cell(effect(r).high); }},
+          {{"verdict", "verdict"},
+           [=](const R& r) { return Cell(verdict_name(verdict_for_loss_delta(effect(r)))); }},
+      });
+  fill_table(t, columns, rows);
+}
+
 void build_verdicts(const SectionInputs& in, Table& t) {
   struct Row : GroupRow {
     std::string scope;

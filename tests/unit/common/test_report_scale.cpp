@@ -350,5 +350,43 @@ TEST(Report, SetupEffectJudgesEachArmInASetupAgainstItselfInThePapers) {
   EXPECT_EQ(other_setups.table("setup_selection").rows.size(), 1u);
 }
 
+TEST(Report, SetupEffectByLrJudgesEachArmAtEachSharedLr) {
+  std::vector<ExperimentResult> points = two_setups();
+  points.push_back(point(2, 1e-2, 1, 1.0, 0.9, "", json{{"embed_norm", false}}));  // no paper's setup at 1e-2
+  const Report report = build_report(points);
+  const Table& t = report.table("setup_effect_by_lr");
+  ASSERT_EQ(t.rows.size(), 4u);  // "no emb norm" at 1e-3 and 3e-3, SA then XSA; 1e-2 has nothing to pair with
+  EXPECT_EQ(text(t, 0, "model"), "2L d128 4×32");
+  EXPECT_EQ(text(t, 0, "setup"), "no emb norm");
+  EXPECT_DOUBLE_EQ(num(t, 0, "lr"), 1e-3);
+  EXPECT_EQ(text(t, 0, "arm"), "sa");
+  EXPECT_EQ(text(t, 1, "arm"), "λ=1");
+  EXPECT_DOUBLE_EQ(num(t, 2, "lr"), 3e-3);
+  EXPECT_EQ(integer(t, 0, "n"), 3);  // seed 9 has no paper's-setup run
+  // SA at 1e-3: 1.8 − 2.0, 1.9 − 2.1, 1.75 − 2.0 = -0.2, -0.2, -0.25: mean -0.216667, sd 0.028868, t(2)
+  // 4.302653 × 0.016667 = 0.071711.
+  EXPECT_NEAR(num(t, 0, "paper_loss"), 2.033333, 1e-6);
+  EXPECT_NEAR(num(t, 0, "setup_loss"), 1.816667, 1e-6);
+  EXPECT_NEAR(num(t, 0, "delta"), -0.216667, 1e-6);
+  EXPECT_NEAR(num(t, 0, "delta_ci_low"), -0.288378, 1e-6);
+  EXPECT_NEAR(num(t, 0, "delta_ci_high"), -0.144956, 1e-6);
+  EXPECT_EQ(text(t, 0, "verdict"), "better");
+  // XSA at 1e-3: 1.85 − 1.8, 1.8 − 1.9, 1.78 − 1.85 = +0.05, -0.1, -0.07: mean -0.04, within noise.
+  EXPECT_NEAR(num(t, 1, "delta"), -0.04, 1e-9);
+  EXPECT_EQ(text(t, 1, "verdict"), "within noise");
+  // SA at 3e-3 is setup_effect's SA row (both sides best there): mean -0.116667.
+  EXPECT_NEAR(num(t, 2, "delta"), -0.116667, 1e-6);
+  // XSA at 3e-3: 1.9 − 1.7, 1.85 − 1.75, 1.8 − 1.72 = +0.2, +0.1, +0.08: mean +0.126667, CI [-0.033041,
+  // +0.286374]: within noise.
+  EXPECT_NEAR(num(t, 3, "delta"), 0.126667, 1e-6);
+  EXPECT_NEAR(num(t, 3, "delta_ci_low"), -0.033041, 1e-6);
+  EXPECT_NEAR(num(t, 3, "delta_ci_high"), 0.286374, 1e-6);
+  EXPECT_EQ(text(t, 3, "verdict"), "within noise");
+  // One setup: nothing to judge.
+  EXPECT_TRUE(build_report({point(2, 1e-3, 1, 2.0, 1.9), point(2, 3e-3, 1, 1.9, 1.8)})
+                  .table("setup_effect_by_lr")
+                  .rows.empty());
+}
+
 }  // namespace
 }  // namespace xsa::report
