@@ -23,6 +23,7 @@ sections (xsa_results.inspect): the tables' own numbers, grouping and intervals,
                              its own best lr per setup and the Δ best vs best with its held-out CI (lr_selection)
 """
 import os
+import textwrap
 
 from .common import Skip, baseline_name, ci_bars, finish, improvement_axis, lam_label, plt, save, slope_text
 
@@ -303,8 +304,9 @@ def best_per_setup(doc, out):
             seeds.setdefault(setup, set()).add(r["n"])
     for ax in (ax_loss, ax_delta):
         ax.set_xticks(range(len(setups)))
-        ax.set_xticklabels([s.replace(", ", ",\n") + "\nn=" + "/".join(map(str, sorted(seeds[s]))) for s in setups],
-                           fontsize=8)
+        # One line per word group, so seven or more setups' labels do not run into each other.
+        ax.set_xticklabels([",\n".join(textwrap.fill(part, 8) for part in s.split(", ")) + "\nn=" + "/".join(map(str, sorted(seeds[s])))
+                            for s in setups], fontsize=8)
         ax.set_xlim(-0.6, len(setups) - 0.4)
     ax_loss.set_ylabel("final val loss at the arm's best lr (mean over seeds)")
     ax_loss.set_title("Each arm at its own best lr (number: that lr; hollow: at the grid's edge)", fontsize=9)
