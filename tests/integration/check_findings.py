@@ -977,6 +977,8 @@ def main():
     if "qknorm_s1" not in pending:
         check_chosen_lrs(checker, third["qknorm_lr"], fourth["qknorm_s1"], "QK-norm", lower_when_shared=True)
         check_setup_sweep(checker, [fourth["qknorm_s1"]])
+        # One size up with QK-norm at both of its lrs: S0 = qknorm_lr's cells at them (question 6 re-read).
+        trends += check_sizes(checker, [third["qknorm_lr"], fourth["qknorm_s1"]])
     # Experiment 3's elementwise gate: the default model like the third round's sweeps, so checked with
     # lr_control as they are (its one or two lrs make a short lr_selection row) and pooled with them below.
     if "gate_elementwise" not in pending:
