@@ -580,6 +580,19 @@ def check_setup_selection(checker, folders):
         checker.failures.append(f"[{tag}] setup_selection rows: expected {sorted(expected)}, has {sorted(rows)}")
 
 
+def setups_per_comparison(pairs):
+    """Per λ and model shape trained in the paper's setup ("") and at least one other: (λ, shape, arms, at), with
+    arms the (index, name) of each arm as the tables name it and at: setup -> seed -> lr -> (baseline loss,
+    variant loss)."""
+    for lam, shape in sorted(set((p["lambda"], p["shape"]) for p in pairs)):
+        at = defaultdict(lambda: defaultdict(dict))
+        for p in pairs:
+            if (p["lambda"], p["shape"]) == (lam, shape):
+                at[p["setup"]][p["seed"]][p["lr"]] = (p["base"], p["variant"])
+        if "" in at and len(at) >= 2:
+            yield lam, shape, ((0, "sa"), (1, f"λ={lam}" if is_number(lam) else lam)), at
+
+
 def check_setup_effect(checker, folders):
     """Each setup's effect on each arm (setup_effect): per λ and model shape trained in the paper's setup and
     others, per other setup and arm, the arm in the setup at its best lr against the same arm in the paper's
@@ -588,15 +601,9 @@ def check_setup_effect(checker, folders):
     pairs = [p for f in folders for p in load_pairs(f)]
     rows = {(r["lambda"], r["model"], r["setup"], r["arm"]): r for r in checker.rows(folders, "setup_effect")}
     expected = set()
-    for lam, shape in sorted(set((p["lambda"], p["shape"]) for p in pairs)):
-        at = defaultdict(lambda: defaultdict(dict))  # setup -> seed -> lr -> (baseline loss, variant loss)
-        for p in pairs:
-            if (p["lambda"], p["shape"]) == (lam, shape):
-                at[p["setup"]][p["seed"]][p["lr"]] = (p["base"], p["variant"])
-        if "" not in at or len(at) < 2:
-            continue
+    for lam, shape, arms, at in setups_per_comparison(pairs):
         for setup in sorted(s for s in at if s):
-            for arm, name in ((0, "sa"), (1, f"λ={lam}" if is_number(lam) else lam)):
+            for arm, name in arms:
                 key = (lam, shape, setup, name)
                 expected.add(key)
                 what = f"[{tag}] setup_effect λ={lam} {shape} {setup} {name}"
@@ -620,17 +627,12 @@ def check_setup_effect_by_lr(checker, folders):
     rows = {(r["lambda"], r["model"], r["setup"], r["lr"], r["arm"]): r
             for r in checker.rows(folders, "setup_effect_by_lr")}
     expected = set()
-    for lam, shape in sorted(set((p["lambda"], p["shape"]) for p in pairs)):
-        at = defaultdict(lambda: defaultdict(dict))  # setup -> lr -> seed -> (baseline loss, variant loss)
-        for p in pairs:
-            if (p["lambda"], p["shape"]) == (lam, shape):
-                at[p["setup"]][p["lr"]][p["seed"]] = (p["base"], p["variant"])
-        if "" not in at:
-            continue
+    for lam, shape, arms, at in setups_per_comparison(pairs):
         for setup in sorted(s for s in at if s):
-            for lr in sorted(lr for lr in at[setup] if lr in at[""]):
-                seeds = sorted(set(at[setup][lr]) & set(at[""][lr]))
-                for arm, name in ((0, "sa"), (1, f"λ={lam}" if is_number(lam) else lam)):
+            lrs_of = {side: set(lr for per in at[side].values() for lr in per) for side in ("", setup)}
+            for lr in sorted(lrs_of[setup] & lrs_of[""]):
+                seeds = sorted(s for s in at[setup] if lr in at[setup][s] and lr in at[""].get(s, {}))
+                for arm, name in arms:
                     what = f"[{tag}] setup_effect_by_lr λ={lam} {shape} {setup} lr {lr:g} {name}"
                     key = next((k for k in rows if k[:3] == (lam, shape, setup) and k[4] == name
                                 and math.isclose(k[3], lr, rel_tol=1e-9)), None)
@@ -642,8 +644,8 @@ def check_setup_effect_by_lr(checker, folders):
                     checker.close(f"{what} n", len(seeds), row["n"])
                     if not seeds:
                         continue
-                    paper = [at[""][lr][s][arm] for s in seeds]
-                    mine = [at[setup][lr][s][arm] for s in seeds]
+                    paper = [at[""][s][lr][arm] for s in seeds]
+                    mine = [at[setup][s][lr][arm] for s in seeds]
                     checker.close(f"{what} paper's setup loss", sum(paper) / len(paper), row["paper_loss"])
                     checker.close(f"{what} setup loss", sum(mine) / len(mine), row["setup_loss"])
                     _, mean, low, high = interval([m - b for m, b in zip(mine, paper)])
