@@ -454,6 +454,52 @@ def check_learning_rates(checker, folders):
         if row.get("bracketed") != bracketed:
             checker.failures.append(f"{what} best lr bracketed: expected {bracketed!r}, "
                                     f"xsa-inspect has {row.get('bracketed')!r}")
+    check_lr_change(checker, folders, tag, pairs)
+
+
+def check_lr_change(checker, folders, tag, pairs):
+    """The change of the gain between neighbouring lrs (lr_change) per comparison (λ, budget, model setup,
+    attention, length, batch): per seed with both lrs, its improvement % at the next lr minus at this one (each
+    the mean over the seed's pairs); the mean change with its 95% CI and verdict, each lr's mean gain over the
+    same seeds, and the seeds whose gain grows."""
+    at = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))  # comparison -> lr -> seed -> gains
+    for p in pairs:
+        at[(p["lambda"], p["steps"], p["model"], p["impl"], p["seq_len"], p["batch"])][p["lr"]][p["seed"]].append(
+            improvement(p))
+    found = {(r["lambda"], r["steps"], r["model"], r["attention_impl"], r["seq_len"], r["batch"], r["lr"]): r
+             for r in checker.rows(folders, "lr_change")}
+    expected = set()
+    for comparison, by_lr in sorted(at.items()):
+        lrs = sorted(by_lr)
+        for lower, higher in zip(lrs, lrs[1:]):
+            seeds = sorted(set(by_lr[lower]) & set(by_lr[higher]))
+            if not seeds:
+                continue
+            what = f"[{tag}] lr_change λ={comparison[0]} {comparison[2]} lr {lower:g} -> {higher:g}"
+            key = next((k for k in found if k[:6] == comparison and math.isclose(k[6], lower, rel_tol=1e-9)), None)
+            if key is None:
+                checker.failures.append(f"{what}: no row")
+                continue
+            expected.add(key)
+            row = found[key]
+            lo = [sum(by_lr[lower][s]) / len(by_lr[lower][s]) for s in seeds]
+            hi = [sum(by_lr[higher][s]) / len(by_lr[higher][s]) for s in seeds]
+            checker.close(f"{what} next lr", higher, row["higher_lr"])
+            checker.close(f"{what} gain", sum(lo) / len(lo), row["gain"])
+            checker.close(f"{what} next gain", sum(hi) / len(hi), row["higher_gain"])
+            checker.close(f"{what} seeds growing", sum(h > l for h, l in zip(hi, lo)), row["growing"])
+            n, mean, low, high = interval([h - l for h, l in zip(hi, lo)])
+            checker.close(f"{what} n", n, row["n"])
+            checker.close(f"{what} change", mean, row["change"])
+            checker.close(f"{what} change CI low", low, row.get("change_ci_low"))
+            checker.close(f"{what} change CI high", high, row.get("change_ci_high"))
+            verdict = (f"undefined (n={n})" if low is None else "grows" if low > 0 else "shrinks" if high < 0
+                       else "within noise")
+            checker.checked += 1
+            if verdict != row["verdict"]:
+                checker.failures.append(f"{what} verdict: expected {verdict}, xsa-inspect has {row['verdict']}")
+    if set(found) != expected:
+        checker.failures.append(f"[{tag}] lr_change rows: expected {sorted(expected)}, has {sorted(found)}")
 
 
 def check_selection(checker, what, base, var, row):

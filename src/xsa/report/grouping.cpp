@@ -22,24 +22,39 @@ bool GroupKey::operator<(const GroupKey& o) const {
 
 namespace {
 
-// One value per seed, in seed order: the mean of `value` over the seed's pairs.
+// One value per seed: the mean of `value` over the seed's pairs.
 template <class Value>
-std::vector<double> per_seed_means(const std::vector<Pair>& pairs, Value value) {
+std::map<std::uint64_t, double> per_seed_means(const std::vector<Pair>& pairs, Value value) {
   std::map<std::uint64_t, std::vector<double>> by_seed;
   for (const auto& p : pairs) by_seed[pair_seed(p)].push_back(value(p));
-  std::vector<double> out;
-  for (const auto& [seed, values] : by_seed) out.push_back(mean(values));
+  std::map<std::uint64_t, double> out;
+  for (const auto& [seed, values] : by_seed) out[seed] = mean(values);
   return out;
+}
+
+// The values of a per-seed map, in seed order.
+std::vector<double> in_seed_order(const std::map<std::uint64_t, double>& by_seed) {
+  std::vector<double> out;
+  for (const auto& [seed, value] : by_seed) out.push_back(value);
+  return out;
+}
+
+double improvement_of(const Pair& p) {
+  return p.comparison->improvement_pct;
 }
 
 }  // namespace
 
 std::vector<double> Group::deltas() const {
-  return per_seed_means(pairs, [](const Pair& p) { return p.comparison->delta_val_loss; });
+  return in_seed_order(per_seed_means(pairs, [](const Pair& p) { return p.comparison->delta_val_loss; }));
 }
 
 std::vector<double> Group::improvements() const {
-  return per_seed_means(pairs, [](const Pair& p) { return p.comparison->improvement_pct; });
+  return in_seed_order(improvements_by_seed());
+}
+
+std::map<std::uint64_t, double> Group::improvements_by_seed() const {
+  return per_seed_means(pairs, improvement_of);
 }
 
 std::uint64_t pair_seed(const Pair& p) {

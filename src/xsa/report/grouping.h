@@ -4,6 +4,7 @@
 // repeated measurements dropped; and the series of groups a trend is fitted over (lengths, budgets).
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -50,8 +51,9 @@ struct Group {
   // One value per seed: the mean over the seed's pairs. A group pooled over sequence lengths holds one pair
   // per seed and length, and pairs of one seed share its initial weights, so they are not independent: the
   // statistics over these values count seeds (n) and treat only seeds as independent.
-  std::vector<double> deltas() const;        // variant − baseline final val loss
-  std::vector<double> improvements() const;  // improvement %
+  std::vector<double> deltas() const;                            // variant − baseline final val loss
+  std::vector<double> improvements() const;                      // improvement %
+  std::map<std::uint64_t, double> improvements_by_seed() const;  // the same, keyed by seed
 };
 
 // The seed of a pair: its runs' seed (the config's seed where the runs do not name one).

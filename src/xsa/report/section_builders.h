@@ -103,6 +103,7 @@ void build_budget_trend(const SectionInputs& in, Table& t);
 void build_budget_trend_change(const SectionInputs& in, Table& t);
 void build_seq_len_trend(const SectionInputs& in, Table& t);
 void build_size_trend(const SectionInputs& in, Table& t);
+void build_lr_change(const SectionInputs& in, Table& t);
 // sections_bias.cpp
 void build_bias_init(const SectionInputs& in, Table& t);
 void build_bias_final(const SectionInputs& in, Table& t);

@@ -60,6 +60,11 @@ const std::vector<Section>& sections() {
        "per comparison with two or more lrs: each arm's best lr and the variant − baseline Δ at them, "
        "in-sample and with the lrs chosen on the other seeds (held out)",
        "_No comparison has results at two or more learning rates._", false, false, build_lr_selection},
+      {"lr_change",
+       "Change of the gain from one learning rate to the next (per seed, improvement at the next lr minus "
+       "at this one; 95% CI over seeds)",
+       "per comparison and two neighbouring lrs: does the gain grow from one to the next",
+       "_No comparison has results at two or more learning rates._", false, false, build_lr_change},
       {"setup_selection",
        "Baseline-setup selection (each arm at its own best setup and lr; paired over the seeds that have "
        "every one)",

@@ -1,7 +1,9 @@
-// Sections that fit a trend per seed: the gain over the training budget (and whether that trend bends) and
-// over the sequence length. The maths (slopes, intervals) is in xsa/report/stats.h; the series of groups in
-// xsa/report/grouping.h.
+// Sections that fit a trend per seed: the gain over the training budget (and whether that trend bends), over
+// the sequence length and the model size, and its change from one learning rate to the next. The maths
+// (slopes, intervals) is in xsa/report/stats.h; the series of groups in xsa/report/grouping.h.
 #include <algorithm>
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -160,6 +162,70 @@ void build_size_trend(const SectionInputs& in, Table& t) {
   append(columns, columns_of<Row>(trend_columns("seeds whose gain falls with size",
                                                 "improvement % per doubling of parameters", "size"),
                                   [](const Row& r) -> const Trend& { return r.trend; }));
+  fill_table(t, columns, rows);
+}
+
+// Where does the gain grow with the learning rate? Per lr series (one comparison at one budget, length and
+// baseline setup), for each two neighbouring lrs, per seed with both: the improvement % at the higher lr
+// minus at the lower; the mean change with a t CI over seeds. A seed pairs across lrs because it fixes the
+// initial weights and the batch order; only the lr (and min_lr = lr/10) differs. Neighbours rather than one
+// slope over the grid: the gain can rise and then fall (docs/findings.md, questions 5 and 9), which a slope
+// averages away.
+void build_lr_change(const SectionInputs& in, Table& t) {
+  struct Row {
+    GroupKey key;  // the lower lr's group
+    double higher_lr = 0;
+    std::vector<double> lower_gains, higher_gains;  // per seed with both lrs
+    PairedInterval ci;                              // of higher − lower
+  };
+  std::vector<Row> rows;
+  for (const GroupSeries& series : lr_series(in.grouping.per_len)) {
+    for (std::size_t i = 0; i + 1 < series.groups.size(); ++i) {  // the series is in increasing lr
+      const Group& lower = *series.groups[i];
+      const Group& higher = *series.groups[i + 1];
+      Row row{lower.key, higher.key.lr, {}, {}, {}};
+      const std::map<std::uint64_t, double> at_higher = higher.improvements_by_seed();
+      std::vector<double> changes;
+      for (const auto& [seed, gain] : lower.improvements_by_seed()) {
+        const auto it = at_higher.find(seed);
+        if (it == at_higher.end()) continue;
+        row.lower_gains.push_back(gain);
+        row.higher_gains.push_back(it->second);
+        changes.push_back(it->second - gain);
+      }
+      if (changes.empty()) continue;  // no seed at both lrs: nothing to pair
+      row.ci = paired_interval(changes);
+      rows.push_back(std::move(row));
+    }
+  }
+  auto key = [](const Row& r) -> const GroupKey& { return r.key; };
+  Columns<Row> columns = {
+      {{"baseline", "baseline"}, [](const Row& r) { return Cell(r.key.baseline); }},
+      {{"lambda", "λ"}, [](const Row& r) { return Cell(r.key.label); }},
+      {{"steps", "steps"}, [](const Row& r) { return Cell(r.key.steps); }},
+      of_key<Row>(model_column(), key),
+      of_key<Row>(attention_impl_column(), key),
+  };
+  append(columns, length_columns<Row>(key));
+  append(
+      columns,
+      {{{"lr", "lr", Column::kShortest}, [](const Row& r) { return Cell(r.key.lr); }},
+       {{"higher_lr", "next lr", Column::kShortest}, [](const Row& r) { return Cell(r.higher_lr); }},
+       {{"n", "n"}, [](const Row& r) { return count_cell(r.ci.n); }},
+       {{"gain", "improvement % at lr", 2, true}, [](const Row& r) { return avg(r.lower_gains); }},
+       {{"higher_gain", "improvement % at next lr", 2, true},
+        [](const Row& r) { return avg(r.higher_gains); }},
+       {{"growing", "seeds whose gain grows"},
+        [](const Row& r) {
+          std::size_t n = 0;
+          for (std::size_t i = 0; i < r.lower_gains.size(); ++i) n += r.higher_gains[i] > r.lower_gains[i];
+          return count_cell(n);
+        }},
+       {{"change", "change of the improvement (points)", 2, true},
+        [](const Row& r) { return Cell(r.ci.mean); }},
+       {{"change_ci_low", "95% CI low", 2, true}, [](const Row& r) { return opt_cell(r.ci.low); }},
+       {{"change_ci_high", "95% CI high", 2, true}, [](const Row& r) { return opt_cell(r.ci.high); }},
+       {{"verdict", "verdict"}, [](const Row& r) { return Cell(sign_verdict(r.ci, "grows", "shrinks")); }}});
   fill_table(t, columns, rows);
 }
 

@@ -252,6 +252,55 @@ TEST(Report, LrSelectionSectionUsesTheSeedsWithEveryLr) {
   EXPECT_TRUE(build_report({point(2, 1e-3, 1, 2.0, 1.9)}).table("lr_selection").rows.empty());
 }
 
+TEST(Report, LrChangePairsEachSeedsGainAtNeighbouringLrs) {
+  // Improvements % per seed at lr 1e-3, 3e-3, 1e-2: seed 1: 1, 2, 2; seed 2: 1, 3, 2; seed 3: 2, 4, 1.
+  // 1e-3 -> 3e-3: changes 1, 2, 2: mean 1.666667, sd 0.577350, t_{0.975,2} = 4.302653 -> CI [0.232449,
+  // 3.100884]: grows, in 3 seeds. 3e-3 -> 1e-2: changes 0, -1, -3: mean -1.333333, sd 1.527525 -> CI
+  // [-5.127916, 2.461250]: within noise, no seed growing (0 is not growth).
+  const double lrs[3] = {1e-3, 3e-3, 1e-2};
+  const double improvements[3][3] = {{1, 2, 2}, {1, 3, 2}, {2, 4, 1}};
+  auto loss = [](double improvement) { return 2.0 * (1 - improvement / 100); };  // improvement over sa = 2
+  std::vector<ExperimentResult> points;
+  for (std::uint64_t seed = 1; seed <= 3; ++seed)
+    for (int i = 0; i < 3; ++i)
+      points.push_back(point(2, lrs[i], seed, 2.0, loss(improvements[seed - 1][i])));
+  points.push_back(point(2, 1e-3, 4, 2.0, loss(9)));  // seed 4 has one lr: no change to pair
+  // Another setup is another series, never paired with the paper's: QK-norm at 1e-3 and 1e-2 (its
+  // neighbours), +4 points in both seeds.
+  for (std::uint64_t seed = 1; seed <= 2; ++seed) {
+    points.push_back(point(2, 1e-3, seed, 2.0, loss(1), "", {{"qk_norm", true}}));
+    points.push_back(point(2, 1e-2, seed, 2.0, loss(5), "", {{"qk_norm", true}}));
+  }
+  const Report report = build_report(points);
+  const Table& t = report.table("lr_change");
+  ASSERT_EQ(t.rows.size(), 3u);
+  EXPECT_EQ(text(t, 0, "model"), "2L d128 4×32");
+  EXPECT_DOUBLE_EQ(num(t, 0, "lr"), 1e-3);
+  EXPECT_DOUBLE_EQ(num(t, 0, "higher_lr"), 3e-3);
+  EXPECT_EQ(integer(t, 0, "n"), 3);
+  EXPECT_NEAR(num(t, 0, "gain"), 1.333333, 1e-5);  // seeds 1 to 3 only
+  EXPECT_NEAR(num(t, 0, "higher_gain"), 3.0, 1e-5);
+  EXPECT_EQ(integer(t, 0, "growing"), 3);
+  EXPECT_NEAR(num(t, 0, "change"), 1.666667, 1e-5);
+  EXPECT_NEAR(num(t, 0, "change_ci_low"), 0.232449, 1e-5);
+  EXPECT_NEAR(num(t, 0, "change_ci_high"), 3.100884, 1e-5);
+  EXPECT_EQ(text(t, 0, "verdict"), "grows");
+  EXPECT_DOUBLE_EQ(num(t, 1, "lr"), 3e-3);
+  EXPECT_DOUBLE_EQ(num(t, 1, "higher_lr"), 1e-2);
+  EXPECT_EQ(integer(t, 1, "growing"), 0);
+  EXPECT_NEAR(num(t, 1, "change"), -1.333333, 1e-5);
+  EXPECT_NEAR(num(t, 1, "change_ci_low"), -5.127916, 1e-5);
+  EXPECT_NEAR(num(t, 1, "change_ci_high"), 2.461250, 1e-5);
+  EXPECT_EQ(text(t, 1, "verdict"), "within noise");
+  EXPECT_EQ(text(t, 2, "model"), "2L d128 4×32 (QK-norm)");
+  EXPECT_DOUBLE_EQ(num(t, 2, "lr"), 1e-3);
+  EXPECT_DOUBLE_EQ(num(t, 2, "higher_lr"), 1e-2);
+  EXPECT_EQ(integer(t, 2, "n"), 2);
+  EXPECT_NEAR(num(t, 2, "change"), 4.0, 1e-5);
+  // One lr: nothing to change.
+  EXPECT_TRUE(build_report({point(2, 1e-3, 1, 2.0, 1.9)}).table("lr_change").rows.empty());
+}
+
 // Two baseline setups at two lrs, three seeds; candidates in (setup, lr) order: the paper's setup at 1e-3 and
 // 3e-3, then "no emb norm" at 1e-3 and 3e-3. Baseline means 2.0333, 1.9, 1.8167, 1.7833; variant means 1.85,
 // 1.7233, 1.81, 1.85 (the paper's setup at 3e-3 is the variant's lowest in every seed).

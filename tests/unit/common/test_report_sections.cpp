@@ -37,12 +37,12 @@ TEST(Report, SectionsComeFromTheRegistryInItsOrder) {
     }
     for (const auto& row : t.rows) EXPECT_EQ(row.size(), t.columns.size()) << t.key;
   }
-  EXPECT_EQ(
-      section_keys(","),
-      "paired,by_lambda,by_budget,budget_trend,budget_trend_change,by_seq_len,"
-      "seq_len_trend,size_trend,lr_selection,setup_selection,setup_effect,setup_effect_by_lr,eval_curve,"
-      "bias_init,bias,bias_depth,"
-      "bias_budget_change,plateau_escape,dynamics,learned_lambda,verdicts,notes");
+  EXPECT_EQ(section_keys(","),
+            "paired,by_lambda,by_budget,budget_trend,budget_trend_change,by_seq_len,"
+            "seq_len_trend,size_trend,lr_selection,lr_change,setup_selection,setup_effect,setup_effect_by_lr,"
+            "eval_curve,"
+            "bias_init,bias,bias_depth,"
+            "bias_budget_change,plateau_escape,dynamics,learned_lambda,verdicts,notes");
 }
 
 TEST(Report, PairedTableListsEveryRunWithDeltaOnVariantsOnly) {
