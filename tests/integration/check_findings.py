@@ -788,6 +788,36 @@ def check_dynamics(checker, folders):
                 per_seed = [sum(pair[side][m] for pair in pairs) / len(pairs) for pairs in seeds.values()]
                 checker.close(f"{what} {prefix} {metric}", sum(per_seed) / len(per_seed),
                               rows[key][f"{prefix}_{metric}"])
+    check_dynamics_summary(checker, folders, tag, rows)
+
+
+# The extreme of each dynamics metric the summary keeps: where it shows an unstable attention.
+LOWEST_IS_EXTREME = {"max_logit": False, "attn_entropy": True, "attn_sink": False}
+
+
+def check_dynamics_summary(checker, folders, tag, dynamics_rows):
+    """dynamics_summary per group and layer: each metric's extreme over the steps of the dynamics table (largest
+    logit, lowest entropy, largest first-position mass; the first step on a tie), its step, and its value at the
+    last step, for both arms, from xsa-inspect's dynamics rows, which check_dynamics has just recomputed."""
+    series = defaultdict(list)  # (group, layer) -> dynamics rows in step order
+    for key in sorted(dynamics_rows, key=lambda k: (k[:7], k[8], k[7])):
+        series[key[:7] + (key[8],)].append(dynamics_rows[key])
+    rows = {row_group(r) + (r["layer"],): r for r in checker.rows(folders, "dynamics_summary")}
+    if set(rows) != set(series):
+        checker.failures.append(f"[{tag}] dynamics_summary rows: expected {len(series)}, has {len(rows)}")
+    for key in sorted(set(rows) & set(series)):
+        steps, row = series[key], rows[key]
+        what = f"[{tag}] dynamics_summary λ={key[0]} lr={key[4]:g} {key[2]} layer {key[7]}"
+        checker.close(f"{what} n", steps[-1]["n"], row["n"])
+        checker.close(f"{what} last step", steps[-1]["step"], row["end_step"])
+        for prefix in ("base", "var"):
+            for metric in DYNAMICS:
+                column = f"{prefix}_{metric}"
+                pick = min if LOWEST_IS_EXTREME[metric] else max
+                extreme = pick(steps, key=lambda r: r[column])  # the first of equal values, as xsa-inspect
+                checker.close(f"{what} {column} extreme", extreme[column], row[f"{column}_extreme"])
+                checker.close(f"{what} {column} extreme step", extreme["step"], row[f"{column}_extreme_step"])
+                checker.close(f"{what} {column} end", steps[-1][column], row[f"{column}_end"])
 
 
 def check_sizes(checker, folders):

@@ -46,16 +46,20 @@ inline constexpr std::size_t kBiasMetricCount = sizeof(kBiasMetrics) / sizeof(kB
 
 // How a dynamics metric combines the batches of one measurement: the window-weighted mean, or the maximum.
 enum class OverBatches { kMean, kMax };
+// Which extreme over training xsa-inspect's dynamics_summary reports: the direction in which the metric shows
+// an unstable attention (a large logit, a low entropy: collapse onto single positions, a large sink).
+enum class Extreme { kLargest, kLowest };
 struct DynamicsMetric {
   const char* key;    // JSON key beside the bias metrics in results.json, TensorBoard tag stem
   const char* label;  // column heading
   double AttentionDynamics::*member;
   OverBatches over_batches;
+  Extreme extreme;
 };
 inline constexpr DynamicsMetric kDynamicsMetrics[] = {
-    {"max_logit", "max logit", &AttentionDynamics::max_logit, OverBatches::kMax},
-    {"attn_entropy", "entropy", &AttentionDynamics::attn_entropy, OverBatches::kMean},
-    {"attn_sink", "a_i0", &AttentionDynamics::attn_sink, OverBatches::kMean},
+    {"max_logit", "max logit", &AttentionDynamics::max_logit, OverBatches::kMax, Extreme::kLargest},
+    {"attn_entropy", "entropy", &AttentionDynamics::attn_entropy, OverBatches::kMean, Extreme::kLowest},
+    {"attn_sink", "a_i0", &AttentionDynamics::attn_sink, OverBatches::kMean, Extreme::kLargest},
 };
 
 }  // namespace xsa

@@ -113,5 +113,6 @@ void build_learned_lambda(const SectionInputs& in, Table& t);
 // sections_dynamics.cpp
 void build_plateau_escape(const SectionInputs& in, Table& t);
 void build_dynamics(const SectionInputs& in, Table& t);
+void build_dynamics_summary(const SectionInputs& in, Table& t);
 
 }  // namespace xsa::report

@@ -117,6 +117,15 @@ const std::vector<Section>& sections() {
        "variant",
        "_No attention dynamics in these results (measured since question 9's build)._", false, false,
        build_dynamics},
+      {"dynamics_summary",
+       "Attention dynamics per layer, summed up (each metric's extreme over training: the largest logit, the "
+       "lowest entropy, the largest first-position mass; its step; its value at the last measurement; means "
+       "over seeds as in the dynamics table)",
+       "per group and layer: the extreme of max_logit, attn_entropy and attn_sink of baseline and variant "
+       "over "
+       "training, its step, and the value at the end",
+       "_No attention dynamics in these results (measured since question 9's build)._", false, false,
+       build_dynamics_summary},
       {"learned_lambda", "Learned λ / gate per layer and head (final measurement, mean ± SD over seeds)",
        "per learned-λ or gate variant and layer: the final λ of every head",
        "_No learned λ or gate variants in these results._", false, false, build_learned_lambda},

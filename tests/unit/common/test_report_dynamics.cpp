@@ -97,5 +97,48 @@ TEST(Report, DynamicsArePerStepAndLayerMeansOverSeeds) {
   EXPECT_TRUE(none.table("dynamics").rows.empty());
 }
 
+// Two seeds, dynamics at steps 50 and 100 of layer 0. Seed means: baseline {25, 0.8, 0.4} at 50 and {11, 2.1,
+// 0.1} at 100; variant {5, 2.6, 0.2} and {7, 1.7, 0.2}. The summary keeps each metric's extreme in the
+// direction of trouble (largest logit, lowest entropy, largest first-position mass), its step (the first on a
+// tie) and the value at the last step.
+TEST(Report, DynamicsSummaryKeepsEachMetricsExtremeAndItsEnd) {
+  const AttentionDynamics base[2][2] = {{{20, 1.0, 0.3}, {10, 2.0, 0.1}}, {{30, 0.6, 0.5}, {12, 2.2, 0.1}}};
+  const AttentionDynamics var[2][2] = {{{4, 2.5, 0.1}, {6, 1.5, 0.2}}, {{6, 2.7, 0.3}, {8, 1.9, 0.2}}};
+  std::vector<ExperimentResult> ex;
+  for (int s = 0; s < 2; ++s) {
+    ExperimentResult e = budget_experiment(s + 1, 100, "xsa", {9, 4, 3}, {9, 4, 2.9}, 2.9, 2.8);
+    for (int r = 0; r < 2; ++r) {
+      LayerBias early{}, late{};
+      early.dynamics = r == 0 ? base[s][0] : var[s][0];
+      late.dynamics = r == 0 ? base[s][1] : var[s][1];
+      e.runs[r].bias = {{50, {early}}, {100, {late}}};
+    }
+    ex.push_back(e);
+  }
+  const Report r = build_report(ex);
+  const Table& t = r.table("dynamics_summary");
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(integer(t, 0, "layer"), 0);
+  EXPECT_EQ(integer(t, 0, "n"), 2);
+  EXPECT_EQ(integer(t, 0, "end_step"), 100);
+  EXPECT_NEAR(num(t, 0, "base_max_logit_extreme"), 25.0, 1e-12);
+  EXPECT_EQ(integer(t, 0, "base_max_logit_extreme_step"), 50);
+  EXPECT_NEAR(num(t, 0, "base_max_logit_end"), 11.0, 1e-12);
+  EXPECT_NEAR(num(t, 0, "var_max_logit_extreme"), 7.0, 1e-12);
+  EXPECT_EQ(integer(t, 0, "var_max_logit_extreme_step"), 100);
+  EXPECT_NEAR(num(t, 0, "base_attn_entropy_extreme"), 0.8, 1e-12);
+  EXPECT_EQ(integer(t, 0, "base_attn_entropy_extreme_step"), 50);
+  EXPECT_NEAR(num(t, 0, "base_attn_entropy_end"), 2.1, 1e-12);
+  EXPECT_NEAR(num(t, 0, "var_attn_entropy_extreme"), 1.7, 1e-12);
+  EXPECT_EQ(integer(t, 0, "var_attn_entropy_extreme_step"), 100);
+  EXPECT_NEAR(num(t, 0, "base_attn_sink_extreme"), 0.4, 1e-12);
+  EXPECT_NEAR(num(t, 0, "base_attn_sink_end"), 0.1, 1e-12);
+  EXPECT_NEAR(num(t, 0, "var_attn_sink_extreme"), 0.2, 1e-12);
+  EXPECT_EQ(integer(t, 0, "var_attn_sink_extreme_step"), 50);
+  // Results without dynamics give no rows.
+  const Report none = build_report({budget_experiment(1, 100, "xsa", {9, 4, 3}, {9, 4, 2.9}, 2.9, 2.8)});
+  EXPECT_TRUE(none.table("dynamics_summary").rows.empty());
+}
+
 }  // namespace
 }  // namespace xsa::report

@@ -42,7 +42,7 @@ TEST(Report, SectionsComeFromTheRegistryInItsOrder) {
             "seq_len_trend,size_trend,lr_selection,lr_change,setup_selection,setup_effect,setup_effect_by_lr,"
             "eval_curve,"
             "bias_init,bias,bias_depth,"
-            "bias_budget_change,plateau_escape,dynamics,learned_lambda,verdicts,notes");
+            "bias_budget_change,plateau_escape,dynamics,dynamics_summary,learned_lambda,verdicts,notes");
 }
 
 TEST(Report, PairedTableListsEveryRunWithDeltaOnVariantsOnly) {
