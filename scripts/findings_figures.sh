@@ -70,8 +70,11 @@ for sweep in baseline_choices qknorm_lr gate_headwise_lr warmup_150; do
       --only dynamics_over_training
   fi
 done
-# Experiment 4, QK-norm one size up (S1): on its own (its two lrs are experiment 1's two arms' best).
-draw qknorm_s1 "$(existing qknorm_s1)" --lambda 1 --only improvement_vs_lr
+# Experiment 4, QK-norm one size up (S1, at experiment 1's two arms' best lrs) beside QK-norm at S0 (qknorm_lr) and
+# S1 without it (variants_s1's SA and XSA, lr 1e-3 only: a point); one colour per model.
+if [ -n "$(existing qknorm_s1)" ]; then
+  draw qknorm_s1 "$(existing qknorm_lr variants_s1 qknorm_s1)" --lambda 1 --only improvement_vs_lr
+fi
 # Every baseline setup of question 9 at once: each arm at its own best lr per setup, and XSA's Δ best vs best.
 draw setups "results/lr_control $(existing baseline_choices qknorm_lr gate_headwise_lr gate_elementwise warmup_150)" \
   --lambda 1 --only best_per_setup
