@@ -7,8 +7,12 @@
 # build/xsa-train with configs/default.yaml afresh, so a config key added by a newer commit before the binary is
 # rebuilt fails the points that start in between (seen here: 19 points failed in seconds, "unknown key").
 #
-# Usage: scripts/run_science.sh [--round 3|2|1] [--lanes 2|1] [--only NAME[,NAME...]]
-#   --round 3 (default): the third round (docs/findings.md, question 9): lane A baseline_choices ->
+# Usage: scripts/run_science.sh [--round 4|3|2|1] [--lanes 2|1] [--only NAME[,NAME...]]
+#   --round 4 (default): the fourth round (docs/findings.md, question 10, the modern baseline): both lanes start
+#             on modern_s0 (sharing its points), then lane A nonorm_warmup150 -> nonorm_qknorm -> modern_s1,
+#             lane B modern_s1 -> nonorm_warmup150 -> nonorm_qknorm: the modern setup at S0 first (the answer),
+#             then one lane on S1's long points while the other brackets the two partial setups.
+#   --round 3: the third round (docs/findings.md, question 9): lane A baseline_choices ->
 #             qknorm_lr -> paper_dynamics -> gate_headwise_lr -> gate_elementwise -> warmup_150 -> qknorm_s1
 #             -> gate_lr_s1, lane B gate_lr_s1 -> baseline_choices -> qknorm_lr -> paper_dynamics ->
 #             gate_headwise_lr -> gate_elementwise -> warmup_150 -> qknorm_s1 (claims share each sweep's
@@ -30,7 +34,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
 lanes=2
-round=3
+round=4
 only=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -42,7 +46,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$lanes" in 1|2) ;; *) echo "run_science: error: --lanes '$lanes', expected 1 or 2" >&2; exit 2 ;; esac
-case "$round" in 1|2|3) ;; *) echo "run_science: error: --round '$round', expected 1, 2 or 3" >&2; exit 2 ;; esac
+case "$round" in 1|2|3|4) ;; *) echo "run_science: error: --round '$round', expected 1, 2, 3 or 4" >&2; exit 2 ;; esac
 
 # With sched_autogroup (the kernel's default), nice orders processes only within one autogroup (a session): a
 # sweep started in its own session (setsid, nohup from another terminal) took half of the 2 cores from every
@@ -84,6 +88,9 @@ lane() {  # lane WORKERS NAME...: sweeps one after another; a failed point does 
 if [ "$round" = 1 ]; then
   queue_a=(budget_300 budget_1200 budget_2400)
   queue_b=(seqlen_tokens lambda_lr seqlen_fixed_batch budget_2400)
+elif [ "$round" = 4 ]; then
+  queue_a=(modern_s0 nonorm_warmup150 nonorm_qknorm modern_s1)
+  queue_b=(modern_s0 modern_s1 nonorm_warmup150 nonorm_qknorm)
 elif [ "$round" = 3 ]; then
   queue_a=(baseline_choices qknorm_lr paper_dynamics gate_headwise_lr gate_elementwise warmup_150 qknorm_s1
     gate_lr_s1)

@@ -147,7 +147,9 @@ TEST(SweepGrid, ScienceSweepConfigs) {
       {"gate_lr_s1", 5, "explicit"},          {"baseline_choices", 45, "explicit"},
       {"qknorm_lr", 25, "explicit"},          {"warmup_150", 10, "explicit"},
       {"gate_headwise_lr", 25, "explicit"},   {"paper_dynamics", 20, "explicit"},
-      {"qknorm_s1", 10, "explicit"},          {"gate_elementwise", 5, "explicit"}};
+      {"qknorm_s1", 10, "explicit"},          {"gate_elementwise", 5, "explicit"},
+      {"modern_s0", 20, "explicit"},          {"modern_s1", 15, "explicit"},
+      {"nonorm_warmup150", 15, "explicit"},   {"nonorm_qknorm", 15, "explicit"}};
   std::size_t files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     if (entry.path().extension() == ".yaml") ++files;
