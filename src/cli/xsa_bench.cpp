@@ -107,6 +107,9 @@ void measure_scaling(const xsa::Config& cfg, const BenchOptions& opt, xsa::Bench
 
 int run_bench(const BenchOptions& opt) {
   const xsa::Config cfg = xsa::load_config(opt.config_path, opt.overrides);
+  // The measurements and the profile are written at the end: never over the config they measured.
+  xsa::require_output_apart({opt.json_path, "--json"}, {{opt.config_path, "--config"}});
+  xsa::require_output_apart({opt.profile_path, "--profile"}, {{opt.config_path, "--config"}});
   const auto& m = cfg.model;
   if (opt.flops_only) {
     // parameters: every trained weight (the data-parallel all-reduce moves one fp32 gradient of each).

@@ -3,12 +3,14 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "xsa/config/config.h"
+#include "xsa/config/resources.h"
 #include "xsa/sweep/runner.h"
 #include "xsa/sweep/slurm.h"
 #include "xsa/sweep/status.h"
@@ -95,6 +97,10 @@ int run_sweep_command(const SweepOptions& opt) {
   std::vector<std::string> set_only;
   for (const auto& [key, value] : spec.set) set_only.push_back(key + "=" + value.arg);
   run.workers = opt.workers > 0 ? opt.workers : xsa::load_config(spec.base_path, set_only).runtime.workers;
+  // The points' runs write inside --out: a sweep folder that is, holds or lies inside the sweep file or its
+  // base config would mix the two.
+  xsa::require_output_apart({run.out_dir, "--out"},
+                            {{spec.path, "the sweep file"}, {spec.base_path, "the sweep's base config"}});
   run.tty = ::isatty(STDOUT_FILENO) != 0;
 
   if (!opt.submit.empty()) {
@@ -116,6 +122,11 @@ int run_sweep_command(const SweepOptions& opt) {
     return xsa::submit_slurm_array(sub, std::cout);
   }
 
+  // Here, not on a Slurm node: one worker per core at most (an explicit --workers is refused beyond it, the
+  // config's runtime.workers is capped at it).
+  const xsa::MachineLimits machine = xsa::machine_limits();
+  if (opt.workers > 0) xsa::check_workers_fit(opt.workers, machine);
+  run.workers = std::min(run.workers, machine.cores);
   const std::vector<xsa::SweepPoint> mine = xsa::shard_points(all, shard);
   std::cout << spec.name << ": " << mine.size() << " of " << all.size() << " points (shard " << shard.index
             << "/" << shard.count << "), " << run.workers << " workers, into " << run.out_dir << "\n";

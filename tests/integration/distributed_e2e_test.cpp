@@ -107,6 +107,17 @@ TEST_F(DistributedE2E, BatchSizeMustDivideByRanks) {
   EXPECT_FALSE(fs::exists(dir_ / "bad" / "results.json"));
 }
 
+// Counts are bounded by the machine before anything forks: more ranks than cores is one line, exit 2, no run
+// folder and no rank's output (no test machine has 512 cores).
+TEST_F(DistributedE2E, MoreRanksThanCoresAreRefusedBeforeAnyFork) {
+  auto r = train("many", {"--ranks", "512", "--set", "train.batch_size=512"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(testing::count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("--ranks 512: more ranks than the"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("rank 0"), std::string::npos) << "no rank started: " << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "many"));
+}
+
 // --submit slurm --dry-run: the sbatch script of one run of nodes × tasks-per-node ranks, checked and
 // printed.
 TEST_F(DistributedE2E, SlurmDryRunPrintsTheBatchScript) {

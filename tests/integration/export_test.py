@@ -17,8 +17,11 @@ untied output layer. Every variant is exported, then:
   weights_checksum (the step-0 weights are the exported ones, bit for bit);
 - bad input gets one line on stderr, exit 2 and no output: a variant the run lacks, a run that has not finished,
   an unfinished checkpoint, a damaged checkpoint, a run without checkpoints, an existing --out without
-  --force; and, given to init_from, an export of another architecture or whose header lies (offsets outside
-  the file, overlapping tensors, a dtype it does not know, a length past the end).
+  --force, an --out that is, contains or lies inside the run or the data (with --force too: the run stays as
+  it was), a checkpoint of another variant under this one's name (export and --resume); and, given to
+  init_from, an export of another architecture or whose header lies (offsets outside the file, overlapping
+  tensors, a dtype it does not know, a tensor named twice, a length past the end);
+- a killed export's temporary folder is removed by the next export, a live writer's kept.
 
 Usage: export_test.py XSA_TRAIN XSA_EXPORT XSA_EXPORT_LOGITS DATA_DIR WORK_DIR
 """
@@ -234,6 +237,60 @@ p = run([EXPORT, runA, "--variant", "xsa", "--out", os.path.join(WORK, "exportA-
 check(p.returncode == 0 and sorted(os.listdir(os.path.join(WORK, "exportA-xsa"))) == ["README.md", "config.json",
       "model.safetensors", "pieces.json", "tokenizer.model"], "--out with a trailing slash is the same folder")
 
+
+
+def listing(folder):
+    """Every file below folder with its size and modification time: what a command must leave as it was."""
+    out = {}
+    for root, _, files in os.walk(folder):
+        for name in files:
+            st = os.stat(os.path.join(root, name))
+            out[os.path.relpath(os.path.join(root, name), folder)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+# An output never destroys an input: --out that is the run folder, lies inside it or contains it is refused
+# with --force too, and the run stays as it was (a symbolic link to the run is the run).
+os.symlink(runA, os.path.join(WORK, "link-to-runA"))
+before = listing(runA)
+for tag, out, relation in (("the run folder", runA, ": is the run folder"),
+                           ("the run's checkpoints/", os.path.join(runA, "checkpoints"), ": lies inside the run"),
+                           ("a folder inside the run", os.path.join(runA, "exports", "xsa"), ": lies inside the run"),
+                           ("the folder above the run", WORK, ": contains the run folder"),
+                           ("a link to the run", os.path.join(WORK, "link-to-runA"), ": is the run folder"),
+                           ("the run via ..", os.path.join(runA, "checkpoints", ".."), ": is the run folder"),
+                           ("the data folder", DATA, ": is the data folder")):
+    p = run([EXPORT, runA, "--variant", "xsa", "--out", out, "--force"])
+    one_line_refusal(p, "--out is %s (with --force)" % tag, relation)
+    check(listing(runA) == before and os.path.isdir(DATA), "... and the run and the data are as they were (%s)" % tag)
+check(not os.path.exists(os.path.join(runA, "exports")), "... and nothing was created inside the run")
+
+# Every artifact proves what it is: a run folder whose xsa.pt is a copy of sa.pt (same config, same initial
+# weights) does not export SA's weights under XSA's name.
+swapped = os.path.join(WORK, "swapped")
+shutil.copytree(runA, swapped)
+shutil.copy(os.path.join(swapped, "checkpoints", "sa.pt"), os.path.join(swapped, "checkpoints", "xsa.pt"))
+p = run([EXPORT, swapped, "--variant", "xsa", "--out", os.path.join(WORK, "x6")])
+one_line_refusal(p, "a checkpoint of another variant under this one's name", 'holds variant "sa", not "xsa"')
+check(not os.path.exists(os.path.join(WORK, "x6")), "... and no output folder")
+
+# A killed export's temporary folder (no live writer holds its lock) is removed by the next export to the same
+# place; one a live writer holds (here: this process's flock) is left alone.
+import fcntl  # noqa: E402
+orphan = os.path.join(WORK, ".exportA-xsa.tmp-Ab12Cd")
+live = os.path.join(WORK, ".exportA-xsa.tmp-Ef34Gh")
+for folder in (orphan, live):
+    os.makedirs(folder)
+    open(os.path.join(folder, "model.safetensors"), "wb").write(b"half")
+held = os.open(live, os.O_RDONLY)
+fcntl.flock(held, fcntl.LOCK_EX)
+p = run([EXPORT, runA, "--variant", "xsa", "--out", os.path.join(WORK, "exportA-xsa"), "--force"])
+check(p.returncode == 0 and not os.path.exists(orphan) and os.path.exists(live),
+      "the next export removes a killed export's temporary folder and keeps a live writer's (exit %d, %s)"
+      % (p.returncode, p.stderr.strip()[:200]))
+os.close(held)
+shutil.rmtree(live)
+
 killed = os.path.join(WORK, "killed")
 # One worker: sa trains first, so the process ends right after sa's step-8 checkpoint, whatever the machine's load
 # (with two workers xsa could reach step 8 before sa had written any checkpoint).
@@ -251,6 +308,13 @@ with open(os.path.join(mixed, "checkpoints", "xsa.pt"), "r+b") as f:
     f.truncate(os.path.getsize(os.path.join(mixed, "checkpoints", "xsa.pt")) // 2)
 p = run([EXPORT, mixed, "--variant", "xsa", "--out", os.path.join(WORK, "x4")])
 one_line_refusal(p, "a damaged checkpoint", "damaged")
+# Resume compares it too: xsa's checkpoint replaced by sa's (same run, same step) is refused, not continued.
+resumed = os.path.join(WORK, "resumed-swapped")
+shutil.copytree(killed, resumed)
+os.rename(os.path.join(resumed, "checkpoints", "sa.pt"), os.path.join(resumed, "checkpoints", "xsa.pt"))
+p = run([TRAIN, "--config", config_path, "--out", resumed, "--quiet", "--resume", "--set", "runtime.workers=1"])
+one_line_refusal(p, "--resume from a checkpoint of another variant", 'holds variant "sa", not "xsa"')
+check(not os.path.exists(os.path.join(resumed, "results.json")), "... and no results.json")
 nockpt = os.path.join(WORK, "nockpt")
 train(nockpt, "train.checkpoint_interval=0")
 p = run([EXPORT, nockpt, "--variant", "xsa", "--out", os.path.join(WORK, "x5")])
@@ -269,7 +333,7 @@ def lying(tag, edit):
     raw = open(path, "rb").read()
     (n,) = struct.unpack("<Q", raw[:8])
     header = edit(json.loads(raw[8:8 + n]))
-    text = json.dumps(header).encode()
+    text = header if isinstance(header, bytes) else json.dumps(header).encode()
     text += b" " * ((8 - len(text) % 8) % 8)
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(text)) + text + raw[8 + n:])
@@ -293,8 +357,17 @@ def unknown_dtype(h):
     return h
 
 
+def named_twice(h):
+    """The header's text with wte.weight's entry given a second time (pointing at another tensor's bytes): JSON
+    readers keep one of the two silently."""
+    other = sorted(k for k in h if k not in ("__metadata__", "wte.weight"))[0]
+    text = json.dumps(h)
+    return ('{"wte.weight": %s, ' % json.dumps(h[other]) + text[1:]).encode()
+
+
 for tag, edit, needle in (("outside", outside, "outside"), ("overlap", overlap, "overlaps"),
-                          ("dtype", unknown_dtype, "unknown dtype")):
+                          ("dtype", unknown_dtype, "unknown dtype"),
+                          ("named-twice", named_twice, 'the key "wte.weight" appears twice')):
     folder = lying(tag, edit)
     out = os.path.join(WORK, "y-" + tag)
     p = train(out, "model.init_from=" + folder)

@@ -338,6 +338,31 @@ TEST_F(TrainE2E, NonFiniteLossFailsWithExitOneAndNoResults) {
   EXPECT_FALSE(fs::exists(dir_ / "nan" / "results.json"));
 }
 
+// An output never destroys an input: a run folder that is the data folder, lies inside it, or holds the
+// config is refused (with --force too) before anything is written, and the inputs stay as they were.
+TEST_F(TrainE2E, AnOutputFolderOverAnInputIsRefused) {
+  const fs::path data = dir_ / "data";
+  fs::copy(XSA_TEST_DATA, data);
+  write_config(dir_ / "config.yaml", data.string());
+  const std::string config_text = e2e::slurp(dir_ / "config.yaml");
+  struct Case {
+    fs::path out;
+    std::string expect;
+  };
+  for (const Case& c :
+       {Case{data, ": is data.dir"}, Case{data / "runs" / "a", ": lies inside data.dir"},
+        Case{dir_, ": contains --config"}, Case{dir_ / "data" / ".." / "data", ": is data.dir"}}) {
+    Outcome o = train({"--config", (dir_ / "config.yaml").string(), "--out", c.out.string(), "--force"});
+    EXPECT_EQ(o.code, 2) << o.err;
+    EXPECT_EQ(o.err_lines(), 1) << o.err;
+    EXPECT_NE(o.err.find(c.expect), std::string::npos) << o.err;
+    EXPECT_EQ(e2e::slurp(dir_ / "config.yaml"), config_text);
+    EXPECT_TRUE(fs::exists(data / "train.bin") && fs::exists(data / "meta.json"));
+    EXPECT_FALSE(fs::exists(data / "runs"));
+    EXPECT_FALSE(fs::exists(data / "config.yaml")) << "nothing written into the data";
+  }
+}
+
 // Every bad input: exit code 2, one stderr line naming the problem, no output folder created.
 struct BadCase {
   std::string name;

@@ -1,5 +1,8 @@
 #include "xsa/config/resources.h"
 
+#include <sched.h>
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -104,6 +107,48 @@ void check_memory_fits(const MemoryEstimate& e, double available, const std::str
                    format_bytes(available) +
                    " available (MemAvailable); lower model.d_model, train.batch_size, data.seq_len or "
                    "runtime.workers");
+}
+
+MachineLimits machine_limits() {
+  MachineLimits m;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) m.cores = std::max(1, CPU_COUNT(&set));
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0)
+    m.open_files = files.rlim_cur == RLIM_INFINITY ? 1L << 30 : static_cast<long>(files.rlim_cur);
+  m.available_memory = available_memory_bytes();
+  return m;
+}
+
+void check_ranks_fit(int ranks, const MemoryEstimate& per_rank, int process_groups,
+                     const MachineLimits& machine) {
+  const std::string n = "--ranks " + std::to_string(ranks);
+  if (ranks > machine.cores)
+    throw InputError(n + ": more ranks than the " + std::to_string(machine.cores) +
+                     " cores this process may use (each rank trains on at least one); expected 1.." +
+                     std::to_string(machine.cores));
+  if (machine.available_memory && ranks * per_rank.total > *machine.available_memory)
+    throw InputError(n + ": the ranks need an estimated " + format_bytes(ranks * per_rank.total) + " (" +
+                     std::to_string(ranks) + " × " + format_bytes(per_rank.total) + ") but the machine has " +
+                     format_bytes(*machine.available_memory) + " available (MemAvailable); use fewer ranks");
+  // A rank's descriptors: libraries, logs, checkpoints (64 is generous) and two sockets to each other rank
+  // per process group (Gloo's pairs); the launcher's: a pipe per rank.
+  constexpr long kBaseFiles = 64;
+  const long per_rank_files = kBaseFiles + 2L * (ranks - 1) * process_groups;
+  const long launcher_files = kBaseFiles + 2L * ranks;
+  if (std::max(per_rank_files, launcher_files) > machine.open_files)
+    throw InputError(n + ": needs about " + std::to_string(std::max(per_rank_files, launcher_files)) +
+                     " open files per process but the limit is " + std::to_string(machine.open_files) +
+                     " (ulimit -n); use fewer ranks or raise the limit");
+}
+
+void check_workers_fit(int workers, const MachineLimits& machine) {
+  if (workers > machine.cores)
+    throw InputError("--workers " + std::to_string(workers) + ": more workers than the " +
+                     std::to_string(machine.cores) +
+                     " cores this process may use (each point trains on at least one thread); expected 1.." +
+                     std::to_string(machine.cores));
 }
 
 }  // namespace xsa

@@ -36,6 +36,26 @@ double model_flops_per_token(const ModelConfig& m, double vocab_size, int seq_le
 // MemAvailable from /proc/meminfo in bytes; nullopt where the kernel does not say.
 std::optional<double> available_memory_bytes(const std::string& meminfo_path = "/proc/meminfo");
 
+// What a launch of processes or workers is bounded by, read once before anything forks.
+struct MachineLimits {
+  int cores = 1;                           // CPUs this process may run on (sched_getaffinity)
+  long open_files = 1024;                  // the soft RLIMIT_NOFILE
+  std::optional<double> available_memory;  // MemAvailable, where the kernel says
+};
+MachineLimits machine_limits();
+
+// `xsa-train --ranks N` on this machine: refuses (InputError, one line naming the count and the limit) more
+// ranks than cores, N × `per_rank` (the memory estimate of one rank's share of the batch) beyond the
+// available memory, or more open files than the limit allows (each rank holds a connection to every other
+// rank per process group, `process_groups` of them, and the launcher a pipe per rank). Called before anything
+// forks.
+void check_ranks_fit(int ranks, const MemoryEstimate& per_rank, int process_groups,
+                     const MachineLimits& machine);
+
+// `xsa-sweep --workers N` running here: at most one worker per core (each point trains with at least one
+// thread); InputError otherwise. Called before any point starts.
+void check_workers_fit(int workers, const MachineLimits& machine);
+
 // "612 MiB", "3.4 GiB", "1.2 TiB".
 std::string format_bytes(double bytes);
 

@@ -10,6 +10,7 @@
 
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
+#include "xsa/util/json_input.h"
 
 // The token files are little-endian uint16 and are used in place (mmap), so the host must be little-endian.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "token files are little-endian; add byte swapping");
@@ -55,7 +56,7 @@ DatasetMeta read_meta(const std::string& dir) {
 DatasetMeta parse_meta(const std::string& json_text, const std::string& path) {
   DatasetMeta meta;
   try {
-    meta.raw = nlohmann::json::parse(json_text);
+    meta.raw = parse_json_input(json_text, path, /*allow_exceptions=*/true);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(path + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
   } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range: a number too large for a double

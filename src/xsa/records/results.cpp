@@ -10,6 +10,7 @@
 #include "xsa/records/comparison.h"
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
+#include "xsa/util/json_input.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -335,7 +336,7 @@ ExperimentResult parse_results(const json& doc, const std::string& source) {
 }
 
 ExperimentResult parse_results(const std::string& text, const std::string& source) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  json doc = parse_json_input(text, source);
   if (doc.is_discarded()) throw InputError(source + ": not valid JSON (expected a results.json)");
   return parse_results(doc, source);
 }
@@ -391,7 +392,8 @@ json to_json(const RunResult& run) {
                    {"train_s", run.timing->train_s},
                    {"tokens_per_s", run.timing->tokens_per_s},
                    {"step_ms_median", run.timing->step_ms_median}};
-    if (run.timing->allreduce_ms_median) j["timing"]["allreduce_ms_median"] = *run.timing->allreduce_ms_median;
+    if (run.timing->allreduce_ms_median)
+      j["timing"]["allreduce_ms_median"] = *run.timing->allreduce_ms_median;
   }
   return j;
 }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "xsa/util/error.h"
+#include "xsa/util/json_input.h"
 
 namespace xsa::safetensors {
 
@@ -127,7 +128,7 @@ File parse(const std::string& bytes, const std::string& source) {
                      std::to_string(bytes.size()) + " bytes) or the 100 MB limit; not a safetensors file");
   const std::string text = bytes.substr(8, n);
   if (text.empty() || text[0] != '{') throw InputError(source + ": header does not start with '{'");
-  json header = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  json header = parse_json_input(text, source);  // a tensor named twice is refused
   if (header.is_discarded() || !header.is_object())
     throw InputError(source + ": header is not a JSON object");
   File file;

@@ -52,8 +52,8 @@ const Columns<GroupStats>& group_stat_columns() {
     append(c, delta_ci_columns<GroupStats>(
                   "mean_delta", "mean Δ", 4,
                   [](const GroupStats& s) -> const PairedInterval& { return s.delta; }));
-    c.push_back({{"verdict", "verdict"},
-                 [](const GroupStats& s) { return Cell(verdict_name(verdict_for_loss_delta(s.delta))); }});
+    c.push_back(
+        {{"verdict", "verdict"}, [](const GroupStats& s) { return Cell(loss_delta_verdict(s.delta)); }});
     return c;
   }();
   return columns;
@@ -275,7 +275,7 @@ std::string lambda_text(const GroupKey& k) {
 std::string verdict_line(const Group& g, const GroupStats& s, const std::string& scope) {
   const PairedInterval& d = s.delta;
   std::string line = lambda_text(g.key) + " vs " + g.key.baseline + ", " + scope + ": " +
-                     verdict_name(verdict_for_loss_delta(d)) + " — mean Δ " + fixed(d.mean, 4, true) + " (";
+                     loss_delta_verdict(d) + " — mean Δ " + fixed(d.mean, 4, true) + " (";
   if (d.defined())
     line += "95% CI [" + fixed(*d.low, 4, true) + ", " + fixed(*d.high, 4, true) + "]";
   else
@@ -367,7 +367,7 @@ Columns<SelectionRow> selection_result_columns(const std::string& baseline = "ba
       {{"held_out_ci_high", "95% CI high", 4, true},
        [](const R& r) { return opt_cell(r.selection.held_out.high); }},
       {{"verdict", "verdict (held out)"},
-       [](const R& r) { return Cell(verdict_name(verdict_for_loss_delta(r.selection.held_out))); }},
+       [](const R& r) { return Cell(loss_delta_verdict(r.selection.held_out)); }},
   };
 }
 
@@ -562,8 +562,7 @@ void build_setup_effect_by_lr(const SectionInputs& in, Table& t) {
            selected([=](const R& r) { return effect(r).mean; })},
           {{"delta_ci_low", "95% CI low", 4, true}, [=](const R& r) { return opt_cell(effect(r).low); }},
           {{"delta_ci_high", "95% CI high", 4, true}, [=](const R& r) { return opt_cell(effect(r).high); }},
-          {{"verdict", "verdict"},
-           [=](const R& r) { return Cell(verdict_name(verdict_for_loss_delta(effect(r)))); }},
+          {{"verdict", "verdict"}, [=](const R& r) { return Cell(loss_delta_verdict(effect(r))); }},
       });
   fill_table(t, columns, rows);
 }
@@ -621,8 +620,7 @@ void build_verdicts(const SectionInputs& in, Table& t) {
   append(columns,
          {
              {{"n", "n"}, [](const Row& r) { return count_cell(r.stats.delta.n); }},
-             {{"verdict", "verdict"},
-              [](const Row& r) { return Cell(verdict_name(verdict_for_loss_delta(r.stats.delta))); }},
+             {{"verdict", "verdict"}, [](const Row& r) { return Cell(loss_delta_verdict(r.stats.delta)); }},
              {{"text", "text"},
               [](const Row& r) { return Cell(verdict_line(*r.group, r.stats, r.scope_text)); }},
          });

@@ -144,12 +144,18 @@ Verdict verdict_for_loss_delta(const PairedInterval& ci) {
   return Verdict::kWithinNoise;
 }
 
-std::string verdict_name(Verdict v) {
-  // Indexed by the enum's value (kBetter, kWorse, kWithinNoise, kUndefined).
-  static constexpr const char* kNames[] = {"better", "worse", "within noise", "undefined (n=1)"};
-  static_assert(std::size(kNames) == static_cast<std::size_t>(Verdict::kUndefined) + 1);
-  const auto i = static_cast<std::size_t>(v);
-  return i < std::size(kNames) ? kNames[i] : kNames[std::size(kNames) - 1];
+std::string loss_delta_verdict(const PairedInterval& ci) {
+  switch (verdict_for_loss_delta(ci)) {
+    case Verdict::kBetter:
+      return "better";
+    case Verdict::kWorse:
+      return "worse";
+    case Verdict::kWithinNoise:
+      return "within noise";
+    case Verdict::kUndefined:
+      return "undefined (n=" + std::to_string(ci.n) + ")";
+  }
+  return "undefined (n=" + std::to_string(ci.n) + ")";  // not reached: every kind is handled above
 }
 
 std::string sign_verdict(const PairedInterval& ci, const std::string& above, const std::string& below) {

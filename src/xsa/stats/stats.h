@@ -36,9 +36,11 @@ std::size_t count_favouring_variant(const std::vector<double>& loss_deltas);
 
 enum class Verdict { kBetter, kWorse, kWithinNoise, kUndefined };
 // For a CI of "variant − baseline" loss: entirely below 0 -> better, above 0 -> worse, containing 0 ->
-// within noise; no CI (n = 1) -> undefined.
+// within noise; no CI (fewer than two differences) -> undefined.
 Verdict verdict_for_loss_delta(const PairedInterval& ci);
-std::string verdict_name(Verdict v);  // "better" | "worse" | "within noise" | "undefined (n=1)"
+// The verdict on `ci` as a table writes it: "better" | "worse" | "within noise" | "undefined (n=K)", K the
+// number of differences the interval was computed from (0 or 1).
+std::string loss_delta_verdict(const PairedInterval& ci);
 
 // The verdict on the interval of a signed statistic over seeds: `above` when the interval lies above 0,
 // `below` when below, else "within noise"; "undefined (n=K)" below two seeds.

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -59,6 +60,24 @@ std::pair<int, std::string> run_capture(const std::vector<std::string>& argv) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), output};
 }
 
+// Refuses a value that holds a control byte (below 0x20, or 0x7f): a newline or carriage return would end
+// the #SBATCH line or comment it is written into, and the text after it would run as a command. Every other
+// byte is safe: paths and values the script runs with are single-quoted (quoted()), and #SBATCH lines are
+// read by sbatch, not by a shell.
+void require_script_safe(const std::string& what, const std::string& value) {
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(value[i]);
+    if (byte >= 0x20 && byte != 0x7f) continue;
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02x", byte);
+    const char* name = byte == '\n'   ? "a newline"
+                       : byte == '\r' ? "a carriage return"
+                                      : "a control character";
+    throw InputError(what + ": holds " + name + " (byte " + hex + " at offset " + std::to_string(i) +
+                     "); a value written into an sbatch script may hold no control characters");
+  }
+}
+
 std::string trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
   return s;
@@ -67,6 +86,14 @@ std::string trimmed(std::string s) {
 }  // namespace
 
 std::string slurm_array_script(const SlurmSubmission& s) {
+  for (const auto& [what, value] :
+       {std::pair<const char*, const std::string&>{"the sweep's name", s.sweep_name},
+        {"--config", s.sweep_file},
+        {"--out", s.out_dir},
+        {"the xsa-sweep executable", s.sweep_exe},
+        {"--trainer", s.trainer},
+        {"the working folder", s.workdir}})
+    require_script_safe(what, value);
   std::ostringstream o;
   o << "#!/bin/bash\n"
     << "# Written by xsa-sweep --submit slurm: array task K runs shard K/N of sweep '" << s.sweep_name
@@ -151,6 +178,13 @@ int submit_slurm_array(const SlurmSubmission& s, std::ostream& out) {
 }
 
 std::string slurm_train_script(const SlurmTrainSubmission& s) {
+  for (const auto& [what, value] : {std::pair<const char*, const std::string&>{"the config's name", s.name},
+                                    {"--config", s.config},
+                                    {"--out", s.out_dir},
+                                    {"the xsa-train executable", s.trainer},
+                                    {"the working folder", s.workdir}})
+    require_script_safe(what, value);
+  for (const auto& set : s.overrides) require_script_safe("--set", set);
   std::ostringstream o;
   o << "#!/bin/bash\n"
     << "# Written by xsa-train --submit slurm: one run of '" << s.name << "' as "

@@ -1,8 +1,5 @@
 #include "xsa/tokenizer/prepare.h"
 
-#include <fcntl.h>   // AT_FDCWD
-#include <stdio.h>   // renameat2
-#include <stdlib.h>  // mkdtemp
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -24,6 +21,7 @@
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
 #include "xsa/util/sha256.h"
+#include "xsa/util/staging_folder.h"
 #include "xsa/util/timing.h"
 
 namespace fs = std::filesystem;
@@ -42,117 +40,6 @@ std::string format_megabytes(std::uint64_t bytes) {
   s << std::fixed << std::setprecision(2) << static_cast<double>(bytes) / 1e6 << " MB";
   return s.str();
 }
-
-// The output is built in a hidden sibling folder and renamed into place by commit(). If commit() is never
-// reached (an error), the destructor removes the temporary folder and any parent folders it created.
-class StagingFolder {
- public:
-  StagingFolder(const std::string& out_dir, bool force) : out_(out_dir), force_(force) {
-    while (out_.size() > 1 && out_.back() == '/') out_.pop_back();
-    if (out_.empty()) throw InputError("--out: expected a folder path");
-    std::error_code ec;
-    const auto status = fs::symlink_status(out_, ec);
-    if (fs::exists(status)) {
-      if (!force_) throw InputError(out_ + ": output folder already exists (use --force to replace it)");
-      if (!fs::is_directory(status))
-        throw InputError(out_ + ": exists and is not a folder; not replacing it");
-    }
-    fs::path out_path(out_);
-    const fs::path parent = out_path.has_parent_path() ? out_path.parent_path() : fs::path(".");
-    // Remember the top-most parent we create, to remove it again on failure.
-    for (fs::path p = parent; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
-      created_parent_ = p;
-      if (!p.has_parent_path() || p.parent_path() == p) break;
-    }
-    if (!created_parent_.empty()) {
-      fs::create_directories(parent, ec);
-      if (ec || !fs::is_directory(parent)) {
-        remove_created_parents();
-        throw InputError(out_ + ": cannot create output folder (" +
-                         (ec ? ec.message() : std::string("parent is not a folder")) + ")");
-      }
-    } else if (!fs::is_directory(parent, ec)) {
-      throw InputError(out_ + ": cannot create output folder (" + parent.string() + " is not a folder)");
-    }
-    std::string pattern = (parent / ("." + out_path.filename().string() + ".tmp-XXXXXX")).string();
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      const int err = errno;
-      remove_created_parents();
-      throw InputError(out_ + ": cannot create output folder (" + std::strerror(err) + ")");
-    }
-    temp_ = pattern;
-    ::chmod(temp_.c_str(), 0755);  // mkdtemp makes it private (0700)
-  }
-
-  ~StagingFolder() {
-    if (committed_) return;
-    std::error_code ec;
-    fs::remove_all(temp_, ec);
-    remove_created_parents();
-  }
-
-  StagingFolder(const StagingFolder&) = delete;
-  StagingFolder& operator=(const StagingFolder&) = delete;
-
-  std::string file(const std::string& name) const { return temp_ + "/" + name; }
-
-  void commit() {
-    // RENAME_NOREPLACE: a folder that appeared meanwhile is never overwritten without --force.
-    if (::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, out_.c_str(), RENAME_NOREPLACE) == 0) {
-      committed_ = true;
-      return;
-    }
-    int err = errno;
-    if (err == EEXIST && !force_) {
-      throw InputError(out_ + ": output folder already exists (use --force to replace it)");
-    }
-    if (err == EEXIST) {
-      // --force: swap the new folder with the old one in one step, then delete the old one.
-      if (::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, out_.c_str(), RENAME_EXCHANGE) == 0) {
-        committed_ = true;
-        std::error_code ec;
-        fs::remove_all(temp_, ec);  // now holds the old contents
-        return;
-      }
-      err = errno;
-      if (err == EINVAL || err == ENOSYS) {  // file system without RENAME_EXCHANGE: two renames
-        const std::string old = temp_ + ".old";
-        if (::rename(out_.c_str(), old.c_str()) == 0) {
-          if (::rename(temp_.c_str(), out_.c_str()) == 0) {
-            committed_ = true;
-            std::error_code ec;
-            fs::remove_all(old, ec);
-            return;
-          }
-          err = errno;
-          ::rename(old.c_str(), out_.c_str());  // put the old folder back
-        } else {
-          err = errno;
-        }
-      }
-    } else if (err == EINVAL || err == ENOSYS) {  // no renameat2 flags: plain rename after a check
-      if (!fs::exists(out_) && ::rename(temp_.c_str(), out_.c_str()) == 0) {
-        committed_ = true;
-        return;
-      }
-      err = errno;
-    }
-    throw RuntimeFailure(out_ + ": cannot move the prepared data into place (" + std::strerror(err) + ")");
-  }
-
- private:
-  void remove_created_parents() {
-    if (created_parent_.empty()) return;
-    std::error_code ec;
-    fs::remove_all(created_parent_, ec);  // we created it, and it holds nothing but our own folders
-  }
-
-  std::string out_;
-  bool force_;
-  std::string temp_;
-  fs::path created_parent_;
-  bool committed_ = false;
-};
 
 void write_binary_file(const std::string& path, const void* data, std::size_t bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -240,6 +127,11 @@ void validate_prepare_options(const PrepareOptions& options) {
       require_regular_file(path, "input file");  // a FIFO, folder or device: refused before any work
     }
   }
+  // --force replaces the output folder: a train or val file inside it would be lost.
+  std::vector<NamedPath> inputs;
+  for (const auto& path : options.train_files) inputs.push_back({path, "the train file"});
+  for (const auto& path : options.val_files) inputs.push_back({path, "the val file"});
+  require_output_apart({options.out_dir, "--out"}, inputs);
 }
 
 // The tokenizer trained on the train split only, with what meta.json records about its training.

@@ -71,6 +71,11 @@ json load_checked(const std::string& path, Gpt& model, torch::optim::AdamW& opti
   json had = state.at("identity");
   // A checkpoint written before a config key existed lacks it; the key's default is what that run did.
   if (had.contains("config")) had["config"] = config_json_with_defaults(had["config"]);
+  if (had.value("variant", json()) != identity.value("variant", json())) {
+    throw InputError(path + ": holds variant " + had.value("variant", json("(none recorded)")).dump() +
+                     ", not " + identity.value("variant", json()).dump() +
+                     " (a checkpoint of another variant or an older xsa); use --force to start over");
+  }
   if (had != identity) {
     throw InputError(path + ": checkpoint was made with a different config or data (differs in:" +
                      identity_differences(had, identity) + "); use --force to start over");

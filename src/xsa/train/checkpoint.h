@@ -14,7 +14,8 @@
 namespace xsa {
 
 // What must match for a checkpoint to be resumable: the config minus runtime settings, the data, and the
-// thread count (reductions may split differently; workers do not matter).
+// thread count (reductions may split differently; workers do not matter). Each run adds the variant it holds
+// and its initial weights' checksum (VariantRun::checkpoint_identity), which resume and xsa-export compare.
 nlohmann::json checkpoint_identity(const Config& cfg, const TokenDataset& data, const std::string& precision);
 
 // Writes model, optimizer and `progress` (stored with `identity`) to `path`.

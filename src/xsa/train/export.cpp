@@ -1,7 +1,5 @@
 #include "xsa/train/export.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 
@@ -10,7 +8,9 @@
 #include "xsa/train/checkpoint.h"
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
+#include "xsa/util/json_input.h"
 #include "xsa/util/sha256.h"
+#include "xsa/util/staging_folder.h"
 
 namespace xsa {
 
@@ -28,6 +28,12 @@ std::string variant_names(const ExperimentResult& experiment) {
 // folder someone assembled by hand).
 void check_checkpoint_matches(const json& state, const ExperimentResult& experiment, const RunResult& run,
                               const std::string& path) {
+  // Which variant the file holds: a copy of sa.pt saved as xsa.pt shares the config and initial weights.
+  const json identity = state.value("identity", json::object());
+  if (identity.value("variant", json()) != json(run.variant))
+    throw InputError(path + ": checkpoint holds variant " +
+                     identity.value("variant", json("(none recorded)")).dump() + ", not \"" + run.variant +
+                     "\" (copied from another variant, or written by an older xsa)");
   const json want = config_identity_json(experiment.config);
   json had = state.contains("identity") ? state.at("identity").value("config", json()) : json();
   if (had.is_object()) had = config_json_with_defaults(had);
@@ -84,32 +90,14 @@ TrainedVariant load_trained_variant(const std::string& run_dir, const std::strin
   return out;
 }
 
-ExportedModel export_variant(const ExportRequest& request) {
-  namespace fs = std::filesystem;
-  if (request.out_dir.empty()) throw InputError("--out: empty folder name");
-  // "exports/xsa/" and "exports/xsa" are one folder: the temporary folder goes beside it, never inside.
-  std::string out = fs::path(request.out_dir).lexically_normal().string();
-  while (out.size() > 1 && out.back() == '/') out.pop_back();
-  if (path_exists(out) && !request.force)
-    throw InputError(out + ": already exists; pass --force to replace it or choose another --out");
-  if (path_exists(out) && !is_directory(out)) throw InputError(out + ": exists and is not a folder");
+namespace {
 
-  TrainedVariant trained = load_trained_variant(request.run_dir, request.variant);
+// The export's config.json record: architecture, variant with its effective λ per layer and head, tokenizer
+// and provenance.
+ExportedModel exported_record(const ExportRequest& request, const TrainedVariant& trained,
+                              const DatasetMeta& meta) {
   const ExperimentResult& experiment = trained.experiment;
   const Config& cfg = experiment.config;
-
-  // The tokenizer the run trained with, verified against results.json before it is copied.
-  const std::string data = tokenizer_dir(request, experiment);
-  const std::string tokenizer = data + "/tokenizer.model";
-  if (!path_exists(tokenizer))
-    throw InputError(tokenizer + ": not found (pass --data DIR with the run's data)");
-  const std::string tokenizer_bytes = read_file(tokenizer);
-  if (sha256_hex(tokenizer_bytes) != experiment.data->tokenizer_sha256)
-    throw InputError(tokenizer + ": sha256 differs from the run's tokenizer (" +
-                     experiment.data->tokenizer_sha256.substr(0, 12) + "… in " + experiment.source + ")");
-  const std::string pieces_bytes = read_file(data + "/pieces.json");
-  const DatasetMeta meta = read_meta(data);
-
   ExportedModel m;
   m.architecture = model_architecture(cfg.model, cfg.attention.output_gate, experiment.data->vocab_size);
   m.max_len = cfg.data.seq_len;
@@ -131,39 +119,59 @@ ExportedModel export_variant(const ExportRequest& request) {
                   trained.model->weights_checksum(),
                   config_sha256(cfg),
                   experiment.version ? experiment.version->xsa : std::string()};
-  const json config_json = to_json(m);
-  const std::map<std::string, std::string> metadata = {
-      {"format", "pt"},  // what safetensors.torch.save_file writes: PyTorch tensors
-      {"xsa.format", kExportFormat},
-      {"xsa.variant", m.variant},
-      {"xsa.lambda", config_json.at("variant").at("lambda").dump()},
-      {"xsa.init_checksum", m.provenance.init_checksum},
-      {"xsa.weights_checksum", m.provenance.weights_checksum},
-      {"xsa.config_sha256", m.provenance.config_sha256}};
+  return m;
+}
 
-  // Everything into a temporary folder beside `out`, then one rename (the old export moved aside first).
-  const std::string tmp = out + ".tmp-" + std::to_string(::getpid());
-  fs::remove_all(tmp);
-  try {
-    make_directories(tmp);
-    write_file_atomic(tmp + "/model.safetensors", model_safetensors(trained.model, metadata));
-    write_file_atomic(tmp + "/config.json", config_json.dump(2) + "\n");
-    write_file_atomic(tmp + "/tokenizer.model", tokenizer_bytes);
-    write_file_atomic(tmp + "/pieces.json", pieces_bytes);
-    write_file_atomic(tmp + "/README.md", model_card(experiment, trained.run, m));
-    if (path_exists(out)) {
-      const std::string old = out + ".old-" + std::to_string(::getpid());
-      fs::rename(out, old);
-      fs::rename(tmp, out);
-      fs::remove_all(old);
-    } else {
-      fs::rename(tmp, out);
-    }
-  } catch (...) {
-    std::error_code ignored;
-    fs::remove_all(tmp, ignored);  // never a half-written export left behind
-    throw;
-  }
+// The safetensors header's metadata: what the file is, without config.json beside it.
+std::map<std::string, std::string> safetensors_metadata(const ExportedModel& m,
+                                                        const nlohmann::json& config_json) {
+  return {{"format", "pt"},  // what safetensors.torch.save_file writes: PyTorch tensors
+          {"xsa.format", kExportFormat},
+          {"xsa.variant", m.variant},
+          {"xsa.lambda", config_json.at("variant").at("lambda").dump()},
+          {"xsa.init_checksum", m.provenance.init_checksum},
+          {"xsa.weights_checksum", m.provenance.weights_checksum},
+          {"xsa.config_sha256", m.provenance.config_sha256}};
+}
+
+}  // namespace
+
+ExportedModel export_variant(const ExportRequest& request) {
+  if (request.out_dir.empty()) throw InputError("--out: empty folder name");
+  // Before anything is read: an export written over (or around) the run it reads would replace the run.
+  require_output_apart({request.out_dir, "--out"}, {{request.run_dir, "the run folder"}});
+  if (path_exists(request.out_dir) && !request.force)
+    throw InputError(request.out_dir +
+                     ": already exists; pass --force to replace it or choose another --out");
+  if (path_exists(request.out_dir) && !is_directory(request.out_dir))
+    throw InputError(request.out_dir + ": exists and is not a folder");
+  TrainedVariant trained = load_trained_variant(request.run_dir, request.variant);
+  const ExperimentResult& experiment = trained.experiment;
+
+  // The tokenizer the run trained with, verified against results.json before it is copied.
+  const std::string data = tokenizer_dir(request, experiment);
+  require_output_apart({request.out_dir, "--out"}, {{data, "the data folder"}});
+  const std::string tokenizer = data + "/tokenizer.model";
+  if (!path_exists(tokenizer))
+    throw InputError(tokenizer + ": not found (pass --data DIR with the run's data)");
+  const std::string tokenizer_bytes = read_file(tokenizer);
+  if (sha256_hex(tokenizer_bytes) != experiment.data->tokenizer_sha256)
+    throw InputError(tokenizer + ": sha256 differs from the run's tokenizer (" +
+                     experiment.data->tokenizer_sha256.substr(0, 12) + "… in " + experiment.source + ")");
+  const std::string pieces_bytes = read_file(data + "/pieces.json");
+  const ExportedModel m = exported_record(request, trained, read_meta(data));
+  const json config_json = to_json(m);
+
+  // Everything into a temporary folder beside --out, then one rename (a killed export's folder is removed by
+  // the next one: xsa/util/staging_folder.h).
+  StagingFolder staging(request.out_dir, request.force);
+  write_file_atomic(staging.file("model.safetensors"),
+                    model_safetensors(trained.model, safetensors_metadata(m, config_json)));
+  write_file_atomic(staging.file("config.json"), config_json.dump(2) + "\n");
+  write_file_atomic(staging.file("tokenizer.model"), tokenizer_bytes);
+  write_file_atomic(staging.file("pieces.json"), pieces_bytes);
+  write_file_atomic(staging.file("README.md"), model_card(experiment, trained.run, m));
+  staging.commit();
   return m;
 }
 
@@ -175,7 +183,7 @@ void init_from_export(Gpt& model, const Config& cfg, const DatasetMeta& meta, co
   for (const auto& path : {config_path, weights_path})
     if (!path_exists(path))
       throw InputError("model.init_from: " + path + ": not found (an xsa-export folder?)");
-  const json doc = json::parse(read_file(config_path), nullptr, /*allow_exceptions=*/false);
+  const json doc = parse_json_input(read_file(config_path), config_path);
   if (doc.is_discarded()) throw InputError(config_path + ": not valid JSON");
   const ExportedModel exported = parse_exported_model(doc, config_path);
   check_same_architecture(exported.architecture,

@@ -52,10 +52,17 @@ void VariantRun::build() {
   record_.init_checksum = model_->weights_checksum();
 }
 
+json VariantRun::checkpoint_identity() const {
+  json identity = s_.identity;
+  identity["variant"] = spec_.name();
+  identity["init_checksum"] = record_.init_checksum;
+  return identity;
+}
+
 int VariantRun::load_checkpoint_if_any() {
   const std::string path = checkpoint_path();
   if (!path_exists(path)) return -1;
-  json progress = load_checkpoint(path, model_, *optimizer_, s_.identity);
+  json progress = load_checkpoint(path, model_, *optimizer_, checkpoint_identity());
   try {
     restore_progress(progress);
   } catch (const std::exception& e) {
@@ -271,7 +278,7 @@ void VariantRun::save(double wall_s) {
   wall_s_ = wall_s;
   if (s_.rank == 0) {
     make_directories(s_.out_dir + "/checkpoints");
-    save_checkpoint(checkpoint_path(), model_, *optimizer_, s_.identity, progress());
+    save_checkpoint(checkpoint_path(), model_, *optimizer_, checkpoint_identity(), progress());
   }
   // Every rank waits until rank 0 has written it (not after the last step: rank 0 is evaluating then).
   if (group_ && !finished_)

@@ -94,6 +94,9 @@ class VariantRun {
   const std::vector<double>& final_window_losses() const { return window_losses_; }
 
  private:
+  // What this run's checkpoint must match: the shared identity, the variant it holds and its initial weights,
+  // so a checkpoint copied from another variant or run is refused where it is used (resume, xsa-export).
+  json checkpoint_identity() const;
   // The run's progress as the checkpoint stores it; the lists in results.json's format.
   json progress() const;
   void restore_progress(const json& state);

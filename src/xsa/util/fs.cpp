@@ -1,10 +1,12 @@
 #include "xsa/util/fs.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -80,12 +82,38 @@ std::string read_file(const std::string& path) {
   return content;
 }
 
+namespace {
+
+// A killed writer leaves its `.NAME.tmp.XXXXXX` behind; the next write of NAME removes it. A live writer
+// holds an flock on its temporary file (dropped by the kernel when the process dies), and a file is only
+// taken for an orphan when its lock is free and it has not been written to for a minute, so a writer that has
+// just created its file and not yet locked it is never touched.
+void remove_orphaned_temporaries(const fs::path& dir, const std::string& prefix) {
+  constexpr auto kQuiet = std::chrono::minutes(1);
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || !it->is_regular_file(ec) || it->is_symlink(ec)) continue;
+    const auto written = fs::last_write_time(it->path(), ec);
+    if (ec || fs::file_time_type::clock::now() - written < kQuiet) continue;
+    const int fd = ::open(it->path().c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) continue;
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) ::unlink(it->path().c_str());
+    ::close(fd);
+  }
+}
+
+}  // namespace
+
 void write_file_atomic(const std::string& path, const std::string& content) {
   fs::path target(path);
   fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmp = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  const std::string prefix = "." + target.filename().string() + ".tmp.";
+  remove_orphaned_temporaries(dir, prefix);
+  std::string tmp = (dir / (prefix + "XXXXXX")).string();
   int fd = ::mkstemp(tmp.data());
   if (fd < 0) throw RuntimeFailure(path + ": cannot create temporary file (" + std::strerror(errno) + ")");
+  ::flock(fd, LOCK_EX | LOCK_NB);  // held until the descriptor closes: this file has a live writer
   const char* p = content.data();
   size_t left = content.size();
   while (left > 0) {
@@ -146,6 +174,49 @@ std::uint64_t file_size(const std::string& path) {
   auto n = fs::file_size(path, ec);
   if (ec) throw InputError(path + ": cannot stat file (" + ec.message() + ")");
   return n;
+}
+
+namespace {
+
+// The absolute path with symbolic links of its existing part resolved and "." / ".." removed.
+fs::path resolved(const std::string& path) {
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
+  if (ec) p = fs::absolute(path).lexically_normal();
+  // "a/b/" and "a/b" are one place: drop the empty last component a trailing slash leaves.
+  if (!p.empty() && p.filename().empty()) p = p.parent_path();
+  return p;
+}
+
+// Whether `inner` is `outer` or lies below it, component by component ("runs/a" is not inside "runs/ab").
+bool is_within(const fs::path& inner, const fs::path& outer) {
+  auto o = outer.begin(), i = inner.begin();
+  for (; o != outer.end(); ++o, ++i)
+    if (i == inner.end() || *i != *o) return false;
+  return true;
+}
+
+}  // namespace
+
+void require_output_apart(const NamedPath& out, const std::vector<NamedPath>& inputs) {
+  if (out.path.empty()) return;
+  const fs::path o = resolved(out.path);
+  for (const NamedPath& in : inputs) {
+    if (in.path.empty()) continue;
+    const fs::path i = resolved(in.path);
+    const char* relation = nullptr;
+    if (o == i) {
+      relation = "is";
+    } else if (is_within(i, o)) {
+      relation = "contains";
+    } else if (is_within(o, i)) {
+      relation = "lies inside";
+    }
+    if (relation != nullptr)
+      throw InputError(out.what + " " + out.path + ": " + relation + " " + in.what + " " + in.path +
+                       ", which this command reads; an output never replaces an input, choose another " +
+                       out.what);
+  }
 }
 
 }  // namespace xsa

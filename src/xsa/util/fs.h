@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace xsa {
 
@@ -33,5 +34,19 @@ bool is_directory(const std::string& path);
 // Creates the folder and its parents; throws InputError naming the folder if it cannot.
 void make_directories(const std::string& path);
 std::uint64_t file_size(const std::string& path);
+
+// A path a command reads, and what it is in the command's words ("the run folder", "--data"), for
+// require_output_apart's error.
+struct NamedPath {
+  std::string path;
+  std::string what;
+};
+
+// Refuses, with one InputError naming both paths, an output path that is, contains or lies inside one of the
+// command's inputs: writing there, or replacing the folder with --force, could destroy what the command reads
+// (docs/guide.md "Outputs never destroy inputs"). `--force` never lifts this. Paths are compared after
+// resolving symbolic links, "." and "..", so another spelling of the same place is caught too; inputs with an
+// empty path are skipped. Called before any work starts.
+void require_output_apart(const NamedPath& out, const std::vector<NamedPath>& inputs);
 
 }  // namespace xsa

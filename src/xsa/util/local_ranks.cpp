@@ -159,23 +159,28 @@ std::pair<std::string, int> failure_line(const std::vector<Rank>& ranks, int fir
           input ? kExitInput : kExitRuntime};
 }
 
-}  // namespace
-
-int run_local_ranks(const std::vector<std::string>& argv, int n, const std::string& program) {
-  // Ordinary lines (warnings) are passed on after this delay; after a failure, only the line of its cause.
-  constexpr auto kHold = std::chrono::milliseconds(2000);
-  // How long the others may take to end by themselves once one rank has failed (a dead peer's all-reduce
-  // fails at once) before they are killed.
-  constexpr auto kGrace = std::chrono::milliseconds(1000);
+// Forks and execs rank r of n with its environment (torchrun's names); its stderr comes back through a pipe.
+// Starts every rank or none: if a fork fails, the ranks already started are killed and reaped.
+void start_ranks(std::vector<Rank>& ranks, const std::vector<std::string>& argv, const std::string& program) {
+  const int n = static_cast<int>(ranks.size());
   const std::string port = std::to_string(free_local_port());
-  std::vector<Rank> ranks(static_cast<std::size_t>(n));
   std::fflush(stdout);
   std::fflush(stderr);
+  auto abandon = [&](const std::string& why) {
+    const int err = errno;  // before kill and waitpid change it
+    for (auto& k : ranks)
+      if (k.pid > 0) ::kill(k.pid, SIGKILL), ::waitpid(k.pid, nullptr, 0), ::close(k.err_fd), k.pid = -1;
+    throw RuntimeFailure(why + std::strerror(err));
+  };
   for (int r = 0; r < n; ++r) {
     int fds[2];
-    if (::pipe(fds) != 0) throw RuntimeFailure(std::string("pipe: ") + std::strerror(errno));
+    if (::pipe(fds) != 0) abandon("pipe: ");
     pid_t pid = ::fork();
-    if (pid < 0) throw RuntimeFailure(std::string("fork: ") + std::strerror(errno));
+    if (pid < 0) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      abandon("fork: ");
+    }
     if (pid == 0) {
       ::dup2(fds[1], STDERR_FILENO);
       ::close(fds[0]);
@@ -200,8 +205,19 @@ int run_local_ranks(const std::vector<std::string>& argv, int n, const std::stri
     ranks[static_cast<std::size_t>(r)].pid = pid;
     ranks[static_cast<std::size_t>(r)].err_fd = fds[0];
   }
-  install_stop_signal_handler();
-  bool forwarded = false;
+}
+
+// Waits until every rank has ended: passes SIGTERM on, passes their lines on (kHold late), and once one has
+// failed gives the others kGrace to end by themselves before killing them. Returns the first failed rank, or
+// -1; `forwarded` says whether a stop request was passed on.
+int supervise(std::vector<Rank>& ranks, bool& forwarded) {
+  // Ordinary lines (warnings) are passed on after this delay; after a failure, only the line of its cause.
+  constexpr auto kHold = std::chrono::milliseconds(2000);
+  // How long the others may take to end by themselves once one rank has failed (a dead peer's all-reduce
+  // fails at once) before they are killed.
+  constexpr auto kGrace = std::chrono::milliseconds(1000);
+  const int n = static_cast<int>(ranks.size());
+  forwarded = false;
   int first_failed = -1;
   Clock::time_point failed_at;
   auto all_ended = [&] {
@@ -230,8 +246,11 @@ int run_local_ranks(const std::vector<std::string>& argv, int n, const std::stri
         if (!r.ended) ::kill(r.pid, SIGKILL), r.killed_by_us = true;
     }
   }
-  // Every rank has ended: whatever they wrote last is in the pipes (or its writer's children still hold
-  // them).
+  return first_failed;
+}
+
+// Every rank has ended: whatever they wrote last is in the pipes (or its writer's children still hold them).
+void drain_stderr(std::vector<Rank>& ranks) {
   for (auto deadline = Clock::now() + std::chrono::milliseconds(200); Clock::now() < deadline;) {
     bool open = false;
     for (const auto& r : ranks) open = open || r.err_fd >= 0;
@@ -240,6 +259,17 @@ int run_local_ranks(const std::vector<std::string>& argv, int n, const std::stri
   }
   for (auto& r : ranks)
     if (r.err_fd >= 0) ::close(r.err_fd), r.err_fd = -1;
+}
+
+}  // namespace
+
+int run_local_ranks(const std::vector<std::string>& argv, int n, const std::string& program) {
+  std::vector<Rank> ranks(static_cast<std::size_t>(n));
+  start_ranks(ranks, argv, program);
+  install_stop_signal_handler();
+  bool forwarded = false;
+  const int first_failed = supervise(ranks, forwarded);
+  drain_stderr(ranks);
   if (first_failed < 0) {
     pass_on(ranks, Clock::duration::zero());
     bool interrupted = false;

@@ -122,3 +122,54 @@ TEST(MemoryEstimate, FormatsBytes) {
 
 }  // namespace
 }  // namespace xsa
+
+namespace xsa {
+namespace {
+
+// --ranks N against this machine's limits, before anything forks (hand-made limits and estimates).
+TEST(MachineLimits, RanksAreBoundedByCoresMemoryAndOpenFiles) {
+  MemoryEstimate per_rank;
+  per_rank.total = 1e9;  // 1 GB a rank
+  MachineLimits m;
+  m.cores = 4;
+  m.open_files = 1024;
+  m.available_memory = 3.5e9;
+  EXPECT_NO_THROW(check_ranks_fit(3, per_rank, 3, m));
+  auto message = [&](int ranks, const MachineLimits& limits) {
+    try {
+      check_ranks_fit(ranks, per_rank, 3, limits);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(message(5, m),
+            "--ranks 5: more ranks than the 4 cores this process may use (each rank trains on at least one); "
+            "expected 1..4");
+  // 4 ranks fit the cores but 4 GB > 3.5 GB.
+  EXPECT_EQ(message(4, m).rfind("--ranks 4: the ranks need an estimated 3.7 GiB (4 × 954 MiB)", 0), 0u)
+      << message(4, m);
+  m.available_memory.reset();  // the kernel does not say: only cores and files bound it
+  EXPECT_EQ(message(4, m), "");
+  // Files: 64 + 2 × (N − 1) × 3 groups per rank; N = 100 needs 658, over a limit of 600.
+  m.cores = 1000;
+  m.open_files = 600;
+  EXPECT_EQ(message(100, m),
+            "--ranks 100: needs about 658 open files per process but the limit is 600 (ulimit -n); use fewer "
+            "ranks or raise the limit");
+  EXPECT_EQ(message(90, m), "");  // 64 + 2 × 89 × 3 = 598
+}
+
+TEST(MachineLimits, WorkersAreBoundedByCores) {
+  MachineLimits m;
+  m.cores = 2;
+  EXPECT_NO_THROW(check_workers_fit(2, m));
+  EXPECT_THROW(check_workers_fit(3, m), InputError);
+  // The machine's own limits are read: at least one core, a positive file limit.
+  const MachineLimits here = machine_limits();
+  EXPECT_GE(here.cores, 1);
+  EXPECT_GT(here.open_files, 0);
+}
+
+}  // namespace
+}  // namespace xsa

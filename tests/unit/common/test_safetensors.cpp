@@ -143,6 +143,29 @@ TEST(Safetensors, RefusesHeadersThatLie) {
             std::string::npos);
   EXPECT_NE(refusal(two_tensors([](json& h) { h["a"] = 3; })).find("tensor 'a': is not an object"),
             std::string::npos);
+  // A name given twice: JSON readers keep the last entry without a word, so the file has two answers to
+  // "where is a?". Written by hand (a json object cannot hold a key twice), at the top, inside an entry and
+  // in the metadata.
+  const std::string a = R"("a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]})";
+  const std::string b = R"("b": {"dtype": "F32", "shape": [1, 1], "data_offsets": [8, 12]})";
+  const std::string data(12, '\0');
+  EXPECT_EQ(refusal(file_of("{" + a + ", " + b + "}", data)), "");
+  EXPECT_EQ(
+      refusal(file_of(
+          "{" + a + ", " + b + R"(, "a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})", data)),
+      "m.safetensors: the key \"a\" appears twice in one object; expected each key once (which value is "
+      "meant?)");
+  EXPECT_NE(
+      refusal(file_of(R"({"a": {"dtype": "F32", "dtype": "F16", "shape": [2], "data_offsets": [0, 8]}, )" +
+                          b + "}",
+                      data))
+          .find("the key \"dtype\" appears twice"),
+      std::string::npos);
+  EXPECT_NE(refusal(file_of(R"({"__metadata__": {"k": "1", "k": "2"}, )" + a + ", " + b + "}", data))
+                .find("the key \"k\" appears twice"),
+            std::string::npos);
+  // One key in two different objects is no ambiguity.
+  EXPECT_EQ(refusal(file_of(R"({"__metadata__": {"a": "x"}, )" + a + ", " + b + "}", data)), "");
   // Every message is one line naming the file.
   const std::string m = refusal(two_tensors([](json& h) { h["b"]["data_offsets"] = {4, 8}; }));
   EXPECT_EQ(m.rfind("m.safetensors: ", 0), 0u);

@@ -90,7 +90,7 @@ TEST(Stats, PairedIntervalWorseAndWithinNoise) {
   EXPECT_NEAR(*noise.low, -0.0650447, 1e-6);
   EXPECT_NEAR(*noise.high, 0.0383781, 1e-6);
   EXPECT_EQ(verdict_for_loss_delta(noise), Verdict::kWithinNoise);
-  EXPECT_EQ(verdict_name(Verdict::kWithinNoise), "within noise");
+  EXPECT_EQ(loss_delta_verdict(noise), "within noise");
 }
 
 TEST(Stats, ASingleSeedHasNoInterval) {
@@ -100,7 +100,18 @@ TEST(Stats, ASingleSeedHasNoInterval) {
   EXPECT_FALSE(ci.defined());
   EXPECT_FALSE(ci.sd.has_value());
   EXPECT_EQ(verdict_for_loss_delta(ci), Verdict::kUndefined);
-  EXPECT_EQ(verdict_name(Verdict::kUndefined), "undefined (n=1)");
+  EXPECT_EQ(loss_delta_verdict(ci), "undefined (n=1)");
+}
+
+// The label names the n it was computed from: no differences at all is n=0, not n=1.
+TEST(Stats, AnUndefinedVerdictNamesItsN) {
+  const PairedInterval none = paired_interval({});
+  EXPECT_EQ(none.n, 0u);
+  EXPECT_EQ(verdict_for_loss_delta(none), Verdict::kUndefined);
+  EXPECT_EQ(loss_delta_verdict(none), "undefined (n=0)");
+  // {-0.010, -0.011, -0.012}: mean -0.011, sd 0.001, ± 4.302653 · 0.001/√3 = 0.00248 -> [-0.0135, -0.0085].
+  EXPECT_EQ(loss_delta_verdict(paired_interval({-0.010, -0.011, -0.012})), "better");
+  EXPECT_EQ(loss_delta_verdict(paired_interval({0.010, 0.011, 0.012})), "worse");
 }
 
 TEST(Stats, IdenticalDifferencesGiveAPointInterval) {

@@ -211,6 +211,8 @@ TEST_F(SweepRun, BadInputExitsTwoWithOneLineBeforeRunningAnything) {
       {"grid: {seed: [1, 2]}\n", {"--shard", "2/2"}, "--shard '2/2'"},
       {"grid: {seed: [1, 2]}\n", {"--workers", "x"}, "--workers"},
       {"grid: {seed: [1, 2]}\n", {"--trainer", "/nonexistent/xsa-train"}, "/nonexistent/xsa-train"},
+      // Bounded by the machine before any point starts (the test machines have far fewer than 512 cores).
+      {"grid: {seed: [1, 2]}\n", {"--workers", "512"}, "--workers 512: more workers than the"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.body + " " + c.expect);
@@ -222,6 +224,26 @@ TEST_F(SweepRun, BadInputExitsTwoWithOneLineBeforeRunningAnything) {
     EXPECT_NE(out.find(c.expect), std::string::npos) << out;
     EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
     EXPECT_FALSE(fs::exists(dir_ / "sweep")) << "nothing may run before validation";
+  }
+}
+
+// An output never destroys an input: a sweep folder that holds the sweep file (or is it) is refused before
+// any point runs, and the file stays as it was.
+TEST_F(SweepRun, AnOutputFolderHoldingTheSweepFileIsRefused) {
+  const std::string sweep = write_sweep("grid: {seed: [1, 2]}\n");
+  const std::string before = slurp(sweep);
+  for (const std::string& out : {dir_.string(), sweep}) {
+    const std::string log = (dir_ / "refused.txt").string();
+    const int rc = xsa::testing::wait_command(xsa::testing::start_command(
+        kSweepExe, {"--config", sweep, "--out", out, "--trainer", kFakeTrainer}, log, log));
+    const std::string text = slurp(log);
+    EXPECT_EQ(rc, 2) << text;
+    EXPECT_NE(text.find(out == sweep ? ": is the sweep file" : ": contains the sweep file"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+    EXPECT_EQ(slurp(sweep), before);
+    EXPECT_FALSE(fs::exists(dir_ / "seed=1"));
   }
 }
 

@@ -167,6 +167,30 @@ TEST_F(PrepareCli, ForceReplacesAnExistingFolder) {
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"data"});
 }
 
+// An output never destroys an input: --out that holds a train or val file (or is one) is refused with --force
+// too, before the tokenizer is trained, and the text stays; a killed run's temporary folder goes at the next.
+TEST_F(PrepareCli, AnOutputFolderHoldingAnInputIsRefusedAndAKilledRunsFolderRemoved) {
+  std::filesystem::create_directories(dir / "corpus");
+  spit(dir / "corpus/train.txt", slurp(kTrainA));
+  const std::string text = slurp(dir / "corpus/train.txt");
+  for (const std::string& out : {dir / "corpus", dir.path(), dir / "corpus/train.txt"}) {
+    const auto r = run_command(kPrepare, {"--train", dir / "corpus/train.txt", "--val", kVal, "--vocab-size",
+                                          "400", "--out", out, "--force"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find("the train file " + dir / "corpus/train.txt"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "") << "refused before any work";
+    EXPECT_EQ(slurp(dir / "corpus/train.txt"), text);
+  }
+  // A temporary folder nobody holds (its writer was killed) is removed when the next run starts.
+  std::filesystem::create_directories(dir / ".data.tmp-Zz9Yy8");
+  spit(dir / ".data.tmp-Zz9Yy8/train.bin", "half");
+  const auto r = prepare(dir / "data");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / ".data.tmp-Zz9Yy8"));
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"corpus", "data"}));
+}
+
 TEST_F(PrepareCli, HelpAndVersion) {
   const auto help = run_command(kPrepare, {"--help"});
   EXPECT_EQ(help.exit_code, 0);
