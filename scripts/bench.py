@@ -539,10 +539,11 @@ def show(path, part="all"):
         with contextlib.redirect_stdout(table):
             print_show(result, part)
         sys.stdout.write(table.getvalue())
-    except InputError as e:
+    except InputError as e:  # stdout's OutputError too (exit 1)
         user_input.fail("bench", e)
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError, StopIteration, ZeroDivisionError) as e:
-        # e.g. a ratio row without its rows (StopIteration) or a zero to divide by
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, StopIteration, ArithmeticError) as e:
+        # e.g. a ratio row without its rows (StopIteration), a zero to divide by or finite numbers whose product
+        # overflows a float (ArithmeticError)
         user_input.fail("bench", f"{path}: not a bench.json with a length table (missing or bad field: "
                                  f"{type(e).__name__} {e})")
 
@@ -579,12 +580,34 @@ def main():
     if args.show:
         show(args.show, args.part)
         return
+    try:  # before anything runs: bench.json never goes over (or into, or around) what the benchmark reads
+        user_input.refuse_overlap(args.out, BENCH_INPUTS)
+    except InputError as e:
+        user_input.fail("bench", e)
     if not os.path.exists(os.path.join(ROOT, "data/tinystories/meta.json")):
         sys.exit("bench: error: data/tinystories is not prepared (see data/README.md or run scripts/demo.sh)")
     try:
         user_input.ensure_folder(args.out, "--out folder")
     except InputError as e:
         user_input.fail("bench", e)
+    try:
+        measure_and_report(args)
+    except subprocess.CalledProcessError as e:  # the tool's own message is above (or, captured, its last line here)
+        last = [l for l in e.stderr.splitlines() if l.strip()][-1:] if isinstance(e.stderr, str) else []
+        user_input.fail("bench", f"`{' '.join(map(str, e.cmd))}` exited {e.returncode}"
+                        + (f": {last[0].strip()}" if last else ""), 1)
+    except OSError as e:  # e.g. an executable not built, or the temporary folder's disk full
+        user_input.fail("bench", f"{e.filename or 'bench'}: {e.strerror or e}", 1)
+
+
+# What a measuring run reads: --out may not be, hold or lie inside any of them.
+BENCH_INPUTS = [os.path.join(ROOT, p) for p in ("data/tinystories", "configs/default.yaml", "configs/sweep_smoke.yaml",
+                                                "scripts/reference")] + \
+               [os.path.join(BUILD, exe) for exe in ("xsa-train", "xsa-bench", "xsa-sweep")]
+
+
+def measure_and_report(args):
+    """Everything a measuring run does: the measurements, the tables, bench.json."""
     work = tempfile.mkdtemp(prefix="xsa-bench-")
     result = {"steps": args.steps, "repeats": args.repeats}
     try:
@@ -727,12 +750,12 @@ def main():
 
 
 def write_result(result, out_dir):
+    """bench.json in out_dir, written atomically: a full disk or a read-only folder is an OutputError naming it
+    (one line, exit 1, through user_input.run), never a half-written file."""
     path = os.path.join(out_dir, "bench.json")
-    with open(path + ".tmp", "w") as f:
-        json.dump(result, f, indent=1)
-    os.replace(path + ".tmp", path)
+    user_input.write_atomically(path, json.dumps(result, indent=1))
     print(f"\nwritten: {path}")
 
 
 if __name__ == "__main__":
-    main()
+    user_input.run("bench", main)

@@ -4,14 +4,16 @@ loaded and is not blank (drawn into a canvas in the page: more than one colour),
 output is an error or stderr text. Optionally saves a screenshot of the page.
 
 Usage: check_notebook_html.py HTML --figures N [--screenshot PNG]
-Exit codes: 0 checks passed, 1 a check failed (one line each), 2 bad arguments (HTML not a readable UTF-8 HTML
-file: one line naming it) or Chromium failed.
+Exit codes: 0 checks passed, 1 a check failed (one line each) or the screenshot or a temporary file could not be
+written (one line naming it), 2 bad arguments (HTML not a readable UTF-8 HTML file; a --screenshot that is the
+HTML, holds or lies inside it, or is a folder, FIFO or device: one line naming it) or Chromium failed.
 """
 import argparse
 import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -77,6 +79,16 @@ def main():
     parser.add_argument("--figures", type=int, required=True, help="figures the notebook must show")
     parser.add_argument("--screenshot")
     args = parser.parse_args()
+    if args.screenshot:  # checked before anything runs: the PNG replaces its path, which must hold no input
+        try:
+            user_input.refuse_overlap(args.screenshot, [args.html], "--screenshot")
+            mode = os.stat(args.screenshot).st_mode if os.path.lexists(args.screenshot) else None
+        except OSError as e:
+            fail(f"{args.screenshot}: --screenshot cannot be checked ({e.strerror or e})")
+        except user_input.InputError as e:
+            fail(e)
+        if mode is not None and not stat.S_ISREG(mode):  # renaming the PNG onto a device would replace the device
+            fail(f"{args.screenshot}: --screenshot is {user_input.kind_of(mode)}, expected a PNG file to write")
     try:  # a folder, FIFO (never opened), missing or unreadable file, or bytes that are not UTF-8: one line
         html = user_input.read_text(args.html, "an HTML page")
     except user_input.InputError as e:
@@ -85,11 +97,14 @@ def main():
         fail("%s: empty file, expected an HTML page (the executed notebook)" % args.html)
     if not re.search(r"<html[\s>]", html, re.I):
         fail("%s: not an HTML page (no <html> element), expected the executed notebook's HTML" % args.html)
-    work = tempfile.mkdtemp(prefix="xsa-nb-check.")
+    try:
+        work = tempfile.mkdtemp(prefix="xsa-nb-check.")
+    except OSError as e:
+        fail(user_input.OutputError(f"{tempfile.gettempdir()}: cannot create a temporary folder ({e.strerror or e})"))
     try:
         probed = os.path.join(work, "probed.html")
-        with open(probed, "w", encoding="utf-8") as f:
-            f.write(html.replace("</body>", PROBE + "</body>") if "</body>" in html else html + PROBE)
+        user_input.write_atomically(probed, html.replace("</body>", PROBE + "</body>") if "</body>" in html
+                                    else html + PROBE)
         r = chromium(["--virtual-time-budget=20000", "--dump-dom", "file://" + probed], os.path.join(work, "p1"))
         # The probe's element is the page's last one: a page holding its own <pre id="xsa-check"> cannot stand in.
         matches = re.findall(r'<pre id="xsa-check">(.*?)</pre>', r.stdout, re.S)
@@ -126,6 +141,8 @@ def main():
                 else:
                     os.replace(tmp, target)
                     print("check_notebook_html: screenshot %s" % args.screenshot)
+            except OSError as e:  # e.g. a read-only folder, or a folder put at the path since the check
+                fail(user_input.OutputError(user_input.write_problem(args.screenshot, e)))
             finally:
                 if os.path.exists(tmp):
                     os.remove(tmp)
@@ -139,4 +156,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    user_input.run("check_notebook_html", main)

@@ -7,13 +7,22 @@ roneneldan/TinyStories into data/raw/ -- by default only what a first run needs:
 
 The head comes through an HTTP Range request (bytes=0-N-1), so a first demo fetches ~30 MB, not the 1.9 GB
 train file. `--full` also fetches the whole TinyStories-train.txt. Every download goes to a .part file first
-and is renamed only when verified; a rerun resumes a .part from where it stopped (Range bytes=K-) and skips
-what is already there. A server that ignores Range (answers 200) works too: its bytes from 0 replace the .part.
+and is renamed only when verified; a rerun resumes a .part from where it stopped and skips what is already there.
+A server that ignores Range (answers 200) works too: its bytes from 0 replace the .part.
+
+A resumed file is one version of the remote file, never the old one's first bytes and a new one's rest: beside
+each .part, <part>.validator.json records the validator of the response its first byte came from (its strong
+ETag, else its Last-Modified), and the resume (Range bytes=K-) sends it as If-Range, so a server whose file
+changed answers 200 with the whole new file, which replaces the .part. A .part without a recorded validator
+(the response had none, or the record is gone) is not resumed: it is fetched again from byte 0. A 206 or 416
+whose ETag (or Last-Modified) differs from the recorded one, from a server that ignored If-Range, is not
+spliced either: the .part is discarded and the file fetched again from byte 0.
 
 What is verified (a failed check renames nothing into place):
   - every response against its request: 200 (the whole resource from byte 0), 206 (its Content-Range starts
-    at the byte asked for, ends where asked and its length equals Content-Length), 416 (complete only when
-    the .part already holds the total the server states); any other status is an error;
+    at the byte asked for, ends where asked and its length equals Content-Length; on a resume, the validator
+    recorded for the .part), 416 (complete only when the .part already holds the total the server states, of
+    the recorded version); any other status is an error;
   - the resource's total size agrees between every response for that file, and the bytes received equal
     the length announced;
   - the finished file has exactly the resource's size (the head: exactly the bytes asked for, or the whole
@@ -47,7 +56,12 @@ STORY_END = b"\n<|endoftext|>\n"
 CHUNK = 1 << 16
 MANIFEST = "download-manifest.json"
 MANIFEST_SCHEMA = "xsa.download-manifest/1"
+VALIDATOR = ".validator.json"  # beside a .part: {"etag": "\"...\""} or {"last_modified": "..."} (see the docstring)
 PROG = "download_tinystories"
+# What may be recorded and sent back as If-Range: a strong entity tag (quoted, no control characters or spaces;
+# a weak one, W/"...", cannot validate a range: RFC 9110 13.1.5), or an HTTP date's printable text.
+STRONG_ETAG = re.compile(r'"[^"\x00-\x20\x7f]{0,200}"')
+HTTP_DATE = re.compile(r"[ -~]{1,100}")
 
 
 class DownloadError(Exception):
@@ -128,6 +142,50 @@ def parse_unsatisfied_range(value):
     return int(match.group(1)) if match else None
 
 
+def response_validator(headers):
+    """The validator of a response a .part starts with, as recorded beside it: {"etag": ...} for a strong ETag,
+    else {"last_modified": ...}; None when it has neither, so the .part will not be resumed."""
+    etag = (headers.get("ETag") or "").strip()
+    if STRONG_ETAG.fullmatch(etag):
+        return {"etag": etag}
+    modified = (headers.get("Last-Modified") or "").strip()
+    return {"last_modified": modified} if HTTP_DATE.fullmatch(modified) else None
+
+
+def changed_version(recorded, headers):
+    """True when a response that would keep a .part's bytes (a 206 or 416 to a resume) names another version of
+    the file than the recorded validator: its ETag differs (a recorded ETag), or its Last-Modified does (a
+    recorded date). A response without that header cannot tell; it stands as the server's answer to If-Range."""
+    key, header = ("etag", "ETag") if "etag" in recorded else ("last_modified", "Last-Modified")
+    value = headers.get(header)
+    return value is not None and value.strip() != recorded[key]
+
+
+def read_validator(part):
+    """The validator recorded beside `part`, or None when there is none or it is unreadable or malformed."""
+    if not os.path.isfile(part + VALIDATOR):  # missing, or a FIFO whose open would block
+        return None
+    try:
+        with open(part + VALIDATOR, encoding="utf-8") as f:
+            record = json.load(f)
+    except (OSError, ValueError, RecursionError):
+        return None
+    if isinstance(record, dict) and len(record) == 1:
+        (key, value), = record.items()
+        pattern = {"etag": STRONG_ETAG, "last_modified": HTTP_DATE}.get(key)
+        if pattern and isinstance(value, str) and pattern.fullmatch(value):
+            return record
+    return None
+
+
+def record_validator(part, validator):
+    """Records (or, for None, removes) the validator of the response `part` now starts with."""
+    if validator is None:
+        discard_file(part + VALIDATOR)
+    else:
+        write_atomically(part + VALIDATOR, (json.dumps(validator) + "\n").encode())
+
+
 def parse_length(value):
     """Content-Length -> int, None when absent; DownloadError when present but not one non-negative number."""
     if value is None:
@@ -149,6 +207,9 @@ class Downloader:
     def _read_manifest(self):
         if not os.path.lexists(self.manifest_path):
             return {"schema": MANIFEST_SCHEMA, "files": {}}
+        if not os.path.isfile(self.manifest_path):  # a folder, or a FIFO whose open would block
+            raise DownloadError("%s: not a regular file; remove it and the files it lists to download again"
+                                % self.manifest_path)
         try:
             with open(self.manifest_path, encoding="utf-8") as f:
                 manifest = json.load(f)
@@ -186,7 +247,7 @@ class Downloader:
         if sha256_of(path) != record["sha256"]:
             raise DownloadError("%s: sha256 differs from %s (the file changed after its download); remove it to "
                                 "download it again" % (path, MANIFEST))
-        print("download: %s already there (%s, sha256 verified)" % (path, mib(size)))
+        say("download: %s already there (%s, sha256 verified)" % (path, mib(size)))
         return True
 
     # --- one verified transfer ---
@@ -201,22 +262,31 @@ class Downloader:
         end), each response checked against its request. Returns (bytes now in part, the resource's total
         size or None when no response stated it, bytes fetched by this call)."""
         have = os.path.getsize(part) if os.path.exists(part) else 0
+        validator = read_validator(part) if have else None
+        if have and validator is None:  # which version its bytes are of is unknown: they cannot be resumed
+            say("download: %s: no validator (ETag or Last-Modified) recorded for its %s, so it cannot be resumed "
+                "safely; fetching %s from byte 0" % (part, mib(have), name))
+            have = discard(part)
         if want is not None and have > want:  # never written by this script: start again
             have = discard(part)
         if want is not None and have == want:
             return have, self.totals.get(name), 0
-        for _ in range(2):  # a second time only after discarding a .part longer than the resource
-            result = self._transfer(name, part, have, want)
+        for _ in range(2):  # a second time only from byte 0, after discarding a .part that could not be resumed
+            result = self._transfer(name, part, have, want, validator)
             if result is not None:
                 return result
-            have = discard(part)
-        raise DownloadError("%s: the server keeps stating a size below the bytes already fetched" % name)
+            have, validator = discard(part), None
+        raise DownloadError("%s: the server keeps answering a request from byte 0 as a resume" % name)
 
-    def _transfer(self, name, part, have, want):
-        """One request; None when the .part turned out longer than the resource (the caller discards it)."""
+    def _transfer(self, name, part, have, want, validator):
+        """One request; None when the .part cannot be resumed (longer than the resource, or the server's file
+        changed since its first byte): the caller discards it and asks again from byte 0."""
         url = base_url() + name
         last = None if want is None else want - 1
-        request = urllib.request.Request(url, headers={"Range": "bytes=%d-%s" % (have, "" if last is None else last)})
+        headers = {"Range": "bytes=%d-%s" % (have, "" if last is None else last)}
+        if have:  # a resume: only of the version the .part's bytes came from, else the whole file (200)
+            headers["If-Range"] = next(iter(validator.values()))
+        request = urllib.request.Request(url, headers=headers)
         with Watchdog(self.timeout_s, url) as watchdog:
             try:
                 response = self.opener.open(request, timeout=self.timeout_s)
@@ -230,6 +300,10 @@ class Downloader:
                 self._agree_total(name, total)
                 if have > total:
                     return None
+                if have and changed_version(validator, e.headers):
+                    say("download: %s changed on the server since %s was started (a 416 for another version); "
+                        "fetching it again from byte 0" % (name, part))
+                    return None
                 if have == total:  # the .part already holds the whole resource
                     return have, total, 0
                 raise DownloadError("%s: HTTP 416 for bytes=%d- although the file has %d bytes" % (url, have, total))
@@ -239,7 +313,16 @@ class Downloader:
             watchdog.progress()
             with response:
                 skip, total, length = self._check_response(url, name, response, have, last)
-                have, fetched = self._write_body(url, part, response, watchdog, have, skip, length, want)
+                if response.status == 206 and have and changed_version(validator, response.headers):
+                    # a server that ignored If-Range: its bytes are of another version than the .part's
+                    say("download: %s changed on the server since %s was started (a 206 with another %s); "
+                        "fetching it again from byte 0" % (name, part, "ETag" if "etag" in validator
+                                                           else "Last-Modified"))
+                    return None
+                if skip or not have:  # the body starts at byte 0: the .part becomes this response's version
+                    have = discard(part)
+                    record_validator(part, response_validator(response.headers))
+                have, fetched = self._write_body(url, part, response, watchdog, have, length, want)
                 return have, total, fetched
 
     def _check_response(self, url, name, response, have, last):
@@ -267,12 +350,9 @@ class Downloader:
             return have, length, length
         raise DownloadError("%s: unexpected HTTP %d %s" % (url, response.status, response.reason))
 
-    def _write_body(self, url, part, response, watchdog, have, skip, length, want):
-        """Appends the body to `part` (up to `want` bytes in all); a 200 that repeats the `skip` bytes the .part
-        holds replaces them. Checks that the bytes received equal the length announced. Returns (bytes in
-        part, bytes fetched)."""
-        if skip:  # the server ignored Range: its bytes from 0 replace the .part's (which may be longer or stale)
-            have = discard(part)
+    def _write_body(self, url, part, response, watchdog, have, length, want):
+        """Appends the body to `part` (up to `want` bytes in all). Checks that the bytes received equal the length
+        announced. Returns (bytes in part, bytes fetched)."""
         limit = None if want is None else want - have
         received = fetched = unreported = 0
         if have == 0:
@@ -306,16 +386,17 @@ class Downloader:
         if self.already_there(name):
             return
         part = target + ".part"
-        resumed = os.path.getsize(part) if os.path.exists(part) else 0
         have, total, fetched = self.fetch(name, part)
+        resumed = have - fetched  # the .part's bytes kept (0 when it was discarded: not a resume)
         if total is None:
             raise DownloadError("%s: the server did not state the file's size, so it cannot be verified" % name)
         if have != total:
             raise DownloadError("%s: got %d of %d bytes; rerun to resume" % (name, have, total))
         self._record(name, part, url=base_url() + name, resource_size=total)
         os.replace(part, target)
-        print("download: %s %s%s" % (target, mib(have),
-                                     " (resumed at %s, fetched %s)" % (mib(resumed), mib(fetched)) if resumed else ""))
+        discard(part)  # its validator
+        say("download: %s %s%s" % (target, mib(have),
+                                   " (resumed at %s, fetched %s)" % (mib(resumed), mib(fetched)) if resumed else ""))
 
     def download_head(self, limit_bytes):
         """The first `limit_bytes` of the train file, cut after the last complete story."""
@@ -325,8 +406,8 @@ class Downloader:
         if self.already_there(name):
             return
         part = os.path.join(self.out_dir, "TinyStories-train.txt.head-%s.part" % label)
-        resumed = os.path.getsize(part) if os.path.exists(part) else 0
         have, total, fetched = self.fetch("TinyStories-train.txt", part, want=limit_bytes)
+        resumed = have - fetched  # the .part's bytes kept (0 when it was discarded: not a resume)
         complete = have == limit_bytes if total is None or total >= limit_bytes else have == total
         if not complete:
             raise DownloadError("TinyStories-train.txt: got %d of the first %d bytes; rerun to resume"
@@ -341,15 +422,33 @@ class Downloader:
         self._record(name, target + ".verified", url=base_url() + "TinyStories-train.txt", resource_size=total,
                      head_bytes=have)
         os.replace(target + ".verified", target)
-        os.remove(part)
-        print("download: %s %s: the first %s of TinyStories-train.txt cut after its last complete story "
-              "(%d stories)%s" % (target, mib(len(data)), mib(have), data.count(STORY_END),
-                                  " (resumed at %s, fetched %s)" % (mib(resumed), mib(fetched)) if resumed else ""))
+        discard(part)  # and its validator
+        say("download: %s %s: the first %s of TinyStories-train.txt cut after its last complete story "
+            "(%d stories)%s" % (target, mib(len(data)), mib(have), data.count(STORY_END),
+                                " (resumed at %s, fetched %s)" % (mib(resumed), mib(fetched)) if resumed else ""))
 
 
-def discard(path):
-    if os.path.exists(path):
+def say(text):
+    """Prints a progress line at once; a stdout that cannot take it (> /dev/full, a closed pipe) is an OSError
+    naming stdout, which main() prints as one line (and fd 1 goes to /dev/null: no second error at exit)."""
+    try:
+        print(text, flush=True)
+    except OSError as e:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+        raise OSError(e.errno, e.strerror, "stdout") from None
+
+
+def discard_file(path):
+    if os.path.lexists(path):
         os.remove(path)
+
+
+def discard(part):
+    """Removes a .part and the validator recorded beside it; returns 0, the bytes it now holds."""
+    discard_file(part)
+    discard_file(part + VALIDATOR)
     return 0
 
 
@@ -397,7 +496,7 @@ def main():
             os.makedirs(out_dir, exist_ok=True)
         except OSError as e:
             raise DownloadError("--out %s: cannot create the folder (%s)" % (out_dir, e.strerror or e))
-        print("download: from %s" % base_url())
+        say("download: from %s" % base_url())
         downloader = Downloader(out_dir, args.timeout)
         downloader.download_whole("TinyStories-valid.txt")
         downloader.download_head(args.train_mib << 20)

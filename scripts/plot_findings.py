@@ -9,7 +9,9 @@ Runs `xsa-inspect PATH... --format json` (scripts/xsa_results.py) and writes int
 has rows. What each figure shows is written once, in the docstring of the module that draws it
 (scripts/figures/improvement.py and bias.py); --help lists them from there.
 --inspect: default build/xsa-inspect, or $XSA_BUILD/xsa-inspect. Exit code 2 with one line on bad input (xsa-inspect's
-own exit code when it fails). Uses Debian's python3-matplotlib (/usr/bin/python3).
+own exit code when it fails; DIR being, holding or lying inside a PATH included: an output never overwrites an
+input), 1 with one line when a figure cannot be written (a full disk, a read-only folder). Uses Debian's
+python3-matplotlib (/usr/bin/python3).
 """
 import argparse
 import os
@@ -32,7 +34,7 @@ FIGURES = (improvement.improvement_vs_budget, improvement.eval_delta_curve, impr
            improvement.dynamics_over_training, improvement.best_per_setup)
 
 
-def fail(message, code=2):
+def fail(message, code=None):
     user_input.fail("plot_findings", message, code)
 
 
@@ -48,6 +50,7 @@ def main():
                     help="xsa-inspect executable (default: build/xsa-inspect, or $XSA_BUILD/xsa-inspect)")
     args = ap.parse_args()
     try:
+        user_input.refuse_overlap(args.out, args.paths)
         exe = xsa_results.executable("xsa-inspect", args.inspect)
     except user_input.InputError as e:
         fail(e)
@@ -66,8 +69,10 @@ def main():
         if figure.__name__ in only:
             try:
                 written = figure(doc, args.out)
-            except (KeyError, TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError) as e:
-                # The last line of defence: xsa-inspect checked the files, so this is a value no check foresaw.
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError) as e:
+                # The last line of defence: xsa-inspect checked the files, so this is a value no check foresaw
+                # (ArithmeticError: a division by zero or an overflow). A figure that cannot be written is an
+                # OutputError, which user_input.run prints as one line (exit 1).
                 fail(f"{', '.join(args.paths)}: cannot draw {figure.__name__}.png from xsa-inspect's JSON "
                      f"({type(e).__name__}: {e})")
             if not isinstance(written, common.Skip):
@@ -76,4 +81,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    user_input.run("plot_findings", main)

@@ -10,7 +10,9 @@ A front-end of scripts/figures/: the curves come from the results.json files and
 the improvement plots from xsa-inspect's JSON (figures/improvement.py, the same figures scripts/plot_findings.py
 draws: the tables' own grouping, repeated-run handling and Student t CIs, so a bar is the table's interval).
 --inspect names the executable (default build/xsa-inspect, or $XSA_BUILD/xsa-inspect).
-A plot whose data is absent is skipped with a printed note. Exit code 2 with one line on bad input.
+A plot whose data is absent is skipped with a printed note. Exit code 2 with one line on bad input (DIR being,
+holding or lying inside a PATH included: an output never overwrites an input), 1 with one line when a figure
+cannot be written (a full disk, a read-only folder).
 
 Uses Debian's python3-matplotlib (run with /usr/bin/python3; a pyenv python3 may lack matplotlib).
 """
@@ -48,6 +50,7 @@ def main(argv):
                         "plots draw (default: build/xsa-inspect, or $XSA_BUILD/xsa-inspect)")
     args = parser.parse_args(argv)
     try:
+        user_input.refuse_overlap(args.out, args.paths)
         data = {"files": xsa_results.experiments(args.paths, logs=True)}
         curves.check(data["files"])
         data["inspect"] = xsa_results.inspect(args.paths, None, args.inspect)
@@ -59,8 +62,10 @@ def main(argv):
         name = fn.__name__ + ".png"
         try:
             written = fn(data[source], args.out)
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError) as e:
-            # The last line of defence: the inputs were checked field by field, so this is a value no check foresaw.
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError) as e:
+            # The last line of defence: the inputs were checked field by field, so this is a value no check foresaw
+            # (ArithmeticError: a division by zero, or a finite number whose square or sum overflows). A figure that
+            # cannot be written is an OutputError, which user_input.run prints as one line (exit 1).
             error("%s: cannot draw %s (%s: %s)" % (", ".join(args.paths), name, type(e).__name__, e))
             return 2
         if isinstance(written, common.Skip):
@@ -71,4 +76,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    user_input.run("plot_results.py", main, sys.argv[1:])

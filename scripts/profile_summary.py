@@ -33,6 +33,8 @@ def summarise(path):
             name = need(e, "name", where, "string")
             total[name] += check(e.get("dur", 0), where + ".dur", "number") / 1000.0
             count[name] += 1
+    if not all(user_input.is_finite(ms) for ms in total.values()):  # finite durations whose sum is not
+        raise InputError(f"{path}: the durations of an operator sum beyond a float's range (implausibly large dur)")
     return total, count
 
 
@@ -53,4 +55,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    user_input.run("profile_summary", main)

@@ -19,9 +19,10 @@ repository's README.md and docs/*.md. A file without blocks is fine as long as o
 block differs; `--update` rewrites the blocks. Section headings ("## ...") of xsa-inspect's output are left out
 so each file keeps its own headings. Standard library only: runs under any python3 from 3.8 on.
 
-Exit codes: 0 every block matches (or --update done), 1 a block differs or a marker opens or closes no block, 2 bad
-input (a markdown file or the xsa-inspect executable unusable, no block in any file, or a block's command failing
-on its input), with one line on stderr.
+Exit codes: 0 every block matches (or --update done), 1 a block differs or a marker opens or closes no block (or,
+with one line on stderr, a file cannot be rewritten: a full disk, a read-only folder), 2 bad input (a markdown file
+or the xsa-inspect executable unusable, no block in any file, a block's command failing on its input, or with
+--update a file to rewrite that is or lies inside a path a block's command reads), with one line on stderr.
 """
 import argparse
 import difflib
@@ -59,12 +60,30 @@ def validate_markers(text, blocks, readme):
                      "(each opening marker needs its own closing marker, with only the table between)")
 
 
+def block_args(text, m, readme):
+    """A block's arguments as its command gets them (shell words), or one line naming the README and its line."""
+    try:
+        return shlex.split(m.group("args") or "")
+    except ValueError as e:  # e.g. an unclosed quote
+        line = text.count("\n", 0, m.start()) + 1
+        fail(f"{readme}:{line}: `{m.group(0).splitlines()[0]}`: arguments not readable as shell words ({e})")
+
+
 def tool_command(tool, args, exe, root):
     if tool == "science_compute":
-        return [sys.executable, str(root / "scripts" / "science_compute.py")] + shlex.split(args)
+        return [sys.executable, str(root / "scripts" / "science_compute.py")] + args
     if tool == "bench":
-        return [sys.executable, str(root / "scripts" / "bench.py"), "--show"] + shlex.split(args)
-    return xsa_results.command(shlex.split(args), "markdown", exe)
+        return [sys.executable, str(root / "scripts" / "bench.py"), "--show"] + args
+    return xsa_results.command(args, "markdown", exe)
+
+
+def block_inputs(tool, args, root):
+    """What a block's command reads: its arguments that name an existing path (relative to the repository, where
+    the commands run), and results/ for a science_compute block without one (its default)."""
+    paths = [root / a for a in args if not a.startswith("-") and os.path.lexists(root / a)]
+    if tool == "science_compute" and not [a for a in args if not a.startswith("-")]:
+        paths.append(root / "results")
+    return paths
 
 
 def block_output(cmd, cwd):
@@ -111,16 +130,10 @@ def markdown_files(args, root):
 
 
 def write_atomically(path, text):
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except OSError as e:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        fail(f"{path}: cannot rewrite ({e.strerror or e})")
+    try:  # all of it or nothing; a full disk or a read-only folder: one line, exit 1
+        user_input.write_atomically(path, text)
+    except user_input.OutputError as e:
+        fail(e)
 
 
 def main():
@@ -146,19 +159,27 @@ def main():
         text = read_markdown(path)
         blocks = list(BLOCK.finditer(text))
         validate_markers(text, blocks, path)
-        documents.append((path, text, blocks))
+        documents.append((path, text, [(m, block_args(text, m, path)) for m in blocks]))
     total = sum(len(blocks) for _, _, blocks in documents)
     if not total:
         names = ", ".join(str(path) for path, _, _ in documents) or "(no markdown files)"
         fail(f"{names}: no <!-- xsa-inspect ... -->, <!-- science_compute ... --> or <!-- bench ... --> blocks found")
+    if args.update:  # a file --update rewrites may not be, or lie inside, what any block's command reads
+        inputs = [p for _, _, blocks in documents for m, a in blocks for p in block_inputs(m.group("tool"), a, root)]
+        for path, _, blocks in documents:
+            if blocks:
+                try:
+                    user_input.refuse_overlap(path, inputs, "the file --update rewrites")
+                except user_input.InputError as e:
+                    fail(e)
 
     failures = []
     outputs = {}  # the same command in two blocks runs once
     for path, text, blocks in documents:
         out, pos = [], 0
-        for m in blocks:
+        for m, words in blocks:
             tool, tool_args = m.group("tool"), m.group("args") or ""
-            cmd = tool_command(tool, tool_args, exe, root)
+            cmd = tool_command(tool, words, exe, root)
             if tuple(cmd) not in outputs:
                 outputs[tuple(cmd)] = block_output(cmd, root)
             want = outputs[tuple(cmd)]
@@ -183,4 +204,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    user_input.run("readme_tables", main)

@@ -25,13 +25,15 @@ def fail(message):
 
 def run_tokens(config, where):
     """steps × batch × seq_len of one run, or None when the config lacks one of them; a value of another kind
-    (a string, null) is bad input."""
+    (a string, null, NaN) or a product beyond a float's range is bad input."""
     product = 1
     for section, key in (("train", "steps"), ("train", "batch_size"), ("data", "seq_len")):
         part = check(config, f"{where}: config", "object").get(section)
         if part is None or key not in check(part, f"{where}: config.{section}", "object"):
             return None
         product *= int(check(part[key], f"{where}: config.{section}.{key}", "number"))
+    if not user_input.is_finite(product):  # finite factors, but the table divides the sum by 1e6 as a float
+        raise InputError(f"{where}: config: train.steps × train.batch_size × data.seq_len is beyond a float's range")
     return product
 
 
@@ -88,15 +90,19 @@ def main():
         rows.append((sweep.name, len(files), runs, tokens, wall, statistics.median(speeds) if speeds else None))
     if not rows:
         fail(f"{top}: no finished points (no */results.json)")
+    total = [sum(r[i] for r in rows) for i in (1, 2, 3, 4)]
+    printed = total + [x for r in rows for x in r[3:] if x is not None]
+    if not all(user_input.is_finite(x) for x in printed):
+        # every value was finite, but their sums (or a median of huge rates) are not: no table of "inf"
+        fail(f"{top}: the tokens, wall times or rates sum beyond a float's range (implausibly large values)")
     print("| sweep | points | runs | training tokens | run wall time (h) | median tokens/s per run |")
     print("| --- | --- | --- | --- | --- | --- |")
     for name, points, runs, tokens, wall, speed in rows:
         print(f"| {name} | {points} | {runs} | {tokens / 1e6:.1f}M | {wall / 3600:.2f} | "
               f"{'—' if speed is None else f'{speed:,.0f}'} |")
-    total = [sum(r[i] for r in rows) for i in (1, 2, 3, 4)]
     print(f"| total | {total[0]} | {total[1]} | {total[2] / 1e6:.1f}M | {total[3] / 3600:.2f} | |")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    user_input.run("science_compute", main)

@@ -1,9 +1,13 @@
-"""Reading a file or folder a user names, or failing with one line (GitHub issue 40).
+"""Reading a file or folder a user names, or failing with one line (GitHub issue 40); writing outputs the same way.
 
 Every script that reads a path given on its command line (or found by walking a folder given there) goes through
 here, so a malformed input ends the same way everywhere: one line on stderr naming the file and the problem, exit
-code 2, no traceback, nothing half-written. Standard library only (no torch, no matplotlib); runs under any
-python3 from 3.8 on. The scripts import it from their own folder:
+code 2, no traceback, nothing half-written. A number must be finite (NaN, Infinity, 1e999 or an integer beyond a
+float's range is bad input, named by its key). Outputs too: an output that is, holds or lies inside an input is
+refused (exit 2, `refuse_overlap`), and a write that fails (a full disk, a read-only folder, a folder where the file
+goes, a closed or full stdout) ends with one line naming the file and the reason, exit code 1 (`replacing`,
+`write_atomically`, `run`). Standard library only (no torch, no matplotlib); runs under any python3 from 3.8 on.
+The scripts import it from their own folder:
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import user_input
@@ -12,24 +16,36 @@ Usage:
     doc = user_input.load_json(path, "a bench.json")    # raises InputError: "PATH: not JSON (line 3 column 5: ...)"
     rows = user_input.need(doc, "lengths", path, "array") # raises InputError: "PATH: key lengths: expected ..."
     except user_input.InputError as e: user_input.fail("bench", e)   # "bench: error: ...", exit 2
+    user_input.run("bench", main)   # main() with any InputError / OutputError (stdout's too) as one line
 """
 import contextlib
 import json
+import math
 import os
 import stat
 import sys
 
 BAD_INPUT = 2  # the exit code of bad input, as xsa-inspect's
+WRITE_FAILED = 1  # the exit code of an output that could not be written (the machine's problem, not the input's)
 
 
 class InputError(Exception):
     """A user-named input cannot be used; str(e) is the one line to print, starting with the path."""
+    code = BAD_INPUT
 
 
-def fail(prog, message, code=BAD_INPUT):
-    """Prints "PROG: error: MESSAGE" as one line on stderr and exits with `code` (2: bad input)."""
+class OutputError(InputError):
+    """An output could not be written (a full disk, a read-only file system, a folder in the file's place, stdout
+    closed); str(e) names the file and the reason. An InputError with exit code 1, so every script's existing
+    `except InputError` ends it with one line too."""
+    code = WRITE_FAILED
+
+
+def fail(prog, message, code=None):
+    """Prints "PROG: error: MESSAGE" as one line on stderr and exits with `code` (default: the code of `message`
+    when it is an InputError or OutputError, else 2: bad input)."""
     print(f"{prog}: error: {one_line(message)}", file=sys.stderr)
-    sys.exit(code)
+    sys.exit(code if code is not None else getattr(message, "code", BAD_INPUT))
 
 
 def one_line(message):
@@ -147,9 +163,23 @@ def json_type(value):
     return type(value).__name__
 
 
+def is_finite(value):
+    """True for a number a float holds finitely: NaN, +-Infinity (Python's json reads NaN, Infinity and 1e999
+    as such) and integers beyond a float's range (a 400-digit integer: float() of it raises OverflowError) are
+    not, so a formatted or divided value can never raise or print "inf"."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 KINDS = {
-    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: _is_number(v) and is_finite(v),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool) and is_finite(v),
     "string": lambda v: isinstance(v, str),
     "array": lambda v: isinstance(v, list),
     "object": lambda v: isinstance(v, dict),
@@ -161,6 +191,9 @@ def check(value, where, kind, nullable=False):
     nullable), else an InputError "WHERE: expected a KIND, got TYPE"."""
     if (value is None and nullable) or KINDS[kind](value):
         return value
+    if kind in ("number", "integer") and _is_number(value) and not is_finite(value):
+        got = "an integer beyond a float's range" if isinstance(value, int) else repr(value)  # nan, inf, -inf
+        raise InputError(f"{where}: expected a finite {kind}, got {got}")
     article = "an" if kind[0] in "aeiou" else "a"
     raise InputError(f"{where}: expected {article} {kind}, got {json_type(value)}")
 
@@ -192,17 +225,109 @@ def ensure_folder(path, what="output folder"):
         raise InputError(f"{path}: cannot create the {what} ({e.strerror or e})") from None
 
 
+def _real(path):
+    return os.path.realpath(os.fspath(path))
+
+
+def _within(path, folder):
+    """True when the real path `path` lies strictly inside the real path `folder`."""
+    return path != folder and os.path.commonpath([path, folder]) == folder
+
+
+def refuse_overlap(output, inputs, what="--out"):
+    """An InputError (exit 2) when the output `output` is one of `inputs`, lies inside one or holds one, compared
+    as real paths (links resolved, so a link to an input is that input): writing it could replace or mix with
+    what is being read. Nothing is created or read."""
+    out = _real(output)
+    for given in inputs:
+        source = _real(given)
+        relation = ("is" if out == source else "lies inside" if _within(out, source)
+                    else "holds" if _within(source, out) else None)
+        if relation:
+            raise InputError(f"{output}: {what} {relation} the input {given}; an output never overwrites an input "
+                             "(name another path)")
+
+
+def write_problem(path, e):
+    """An OSError of writing `path` as one message naming it (a full disk, a read-only folder, ...)."""
+    return f"{path}: cannot write ({e.strerror or e})"
+
+
 @contextlib.contextmanager
 def replacing(path):
     """Writes `path` atomically: yields a temporary name in the same folder (same extension, so writers that pick
     a format by it still do), renamed onto `path` when the block ends normally and removed when it raises, so a
-    reader never sees a half-written file."""
+    reader never sees a half-written file. An OSError of the block or of the rename (a full disk, a read-only
+    folder, a folder at `path`) is an OutputError naming `path`."""
     folder, name = os.path.split(path)
     stem, ext = os.path.splitext(name)
     tmp = os.path.join(folder, f".{stem}.tmp{os.getpid()}{ext}")
     try:
         yield tmp
         os.replace(tmp, path)
+    except OSError as e:
+        raise OutputError(write_problem(path, e)) from None
     finally:
         with contextlib.suppress(OSError):
             os.remove(tmp)
+
+
+def write_atomically(path, text):
+    """Writes the text `text` (UTF-8) to `path` through `replacing`: all of it or, with an OutputError, nothing."""
+    with replacing(path) as tmp:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+
+
+class _Stdout:
+    """sys.stdout whose failed write or flush (a full disk: > /dev/full; a reader gone: | head) is an OutputError
+    naming stdout, not an OSError traceback."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def _guarded(self, call, *args):
+        try:
+            return call(*args)
+        except OSError as e:
+            raise OutputError(write_problem("stdout", e)) from None
+
+    def write(self, text):
+        return self._guarded(self._stream.write, text)
+
+    def flush(self):
+        return self._guarded(self._stream.flush)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _drop_stdout():
+    """Points fd 1 at /dev/null, so the interpreter's last flush of a broken stdout adds no second message."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.__stdout__.fileno())
+        os.close(null)
+    sys.stdout = sys.__stdout__
+
+
+def run(prog, main, *args):
+    """Runs a script's main(*args) and exits with its return value; an InputError or OutputError that reaches here
+    (stdout's included: what is printed is flushed before the exit) ends as one line "PROG: error: ...", exit 2
+    or 1 (the error's code), never a traceback."""
+    if sys.stdout is not None:  # None: started with stdout closed, where print() writes nothing
+        sys.stdout = _Stdout(sys.stdout)
+    code = None
+    try:
+        try:
+            code = main(*args)
+        except SystemExit as e:  # a script's own fail(): its line is printed; stdout is still flushed below
+            code = e.code
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except InputError as e:
+        _drop_stdout()
+        if code not in (None, 0):  # the script failed already and said why; stdout failing too adds nothing
+            sys.exit(code)
+        fail(prog, e)
+    sys.exit(code)

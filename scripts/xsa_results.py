@@ -239,9 +239,9 @@ def experiments(paths, logs=False):
 
 def read_log(path):
     """{run: [(step, loss), ...]} from a log.jsonl, in file order. A missing file is an empty log; lines that are
-    not JSON (one being written, say), not UTF-8, nested too deeply or without a run and a numeric step and loss
-    are skipped. A log.jsonl that is there but is no regular file (a FIFO would block the read) or cannot be read
-    is an InputError naming it."""
+    not JSON (one being written, say), not UTF-8, nested too deeply or without a run and a finite numeric step and
+    loss (a diverged run's NaN cannot be drawn) are skipped. A log.jsonl that is there but is no regular file (a
+    FIFO would block the read) or cannot be read is an InputError naming it."""
     out = {}
     if not os.path.exists(path):  # missing, or a link to nothing
         return out

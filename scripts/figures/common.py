@@ -37,7 +37,8 @@ class Skip(str):
 
 def save(fig, path, suptitle=None):
     """Title, layout and the PNG file, written atomically (a reader never sees a half-written PNG); the figure's
-    memory back. Returns the path."""
+    memory back. Returns the path; a PNG that cannot be written (a full disk, a read-only folder, a folder at its
+    path) is a user_input.OutputError naming it, which the front-ends print as one line (exit 1)."""
     if suptitle:
         fig.suptitle(suptitle)
     fig.tight_layout()

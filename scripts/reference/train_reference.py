@@ -123,7 +123,12 @@ def parse_variant(text):
         return "learned", ("learned", args.learned_init)
     if text in ("gate", "tanh_gate"):
         return text, (text, None)
-    lam = float(text)
+    try:
+        lam = float(text)
+    except ValueError:
+        lam = math.nan
+    if not math.isfinite(lam):  # "abc", "nan", "inf", "1e999": one line, not a traceback or a NaN model
+        sys.exit(f"train_reference.py: --variants: {text!r} is not sa, xsa, learned, gate, tanh_gate or a finite number")
     return f"lambda={text}", ("fixed", lam)
 
 
@@ -188,9 +193,18 @@ def main():
     if args.steps <= args.warmup:
         sys.exit(f"train_reference.py: --steps {args.steps} must exceed --warmup {args.warmup}")
     torch.set_num_threads(args.threads)
-    with open(os.path.join(args.data, "meta.json")) as f:
-        vocab_size = json.load(f)["vocab_size"]
-    tokens = np.fromfile(os.path.join(args.data, "train.bin"), dtype="<u2")
+    meta = os.path.join(args.data, "meta.json")
+    try:  # a missing or unreadable data folder, or a meta.json that is not one: one line, not a traceback
+        with open(meta, encoding="utf-8") as f:
+            vocab_size = json.load(f).get("vocab_size")
+        tokens = np.fromfile(os.path.join(args.data, "train.bin"), dtype="<u2")
+    except OSError as e:
+        sys.exit(f"train_reference.py: {e.filename or args.data}: cannot read ({e.strerror or e}); --data names a "
+                 "prepared data folder (scripts/prepare_data.sh)")
+    except (ValueError, RecursionError, AttributeError) as e:
+        sys.exit(f"train_reference.py: {meta}: not a meta.json object ({e})")
+    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or not 0 < vocab_size < 1 << 31:
+        sys.exit(f"train_reference.py: {meta}: vocab_size: expected a positive integer, got {vocab_size!r:.40}")
     if tokens.size and int(tokens.max()) >= vocab_size:
         sys.exit(f"train_reference.py: {args.data}/train.bin has ids >= vocab_size {vocab_size}")
 

@@ -4,8 +4,13 @@ table (fp32 and bf16 rows) and of the fused kernel table (GFLOP/s of the causal 
 xsa::flash_kernel_flops), and every cell and ratio of the length and size table, against values worked out by hand
 from the file's numbers; the data-parallel table and the scale-out plan (also alone, --part plan) against values
 worked out by hand from the plan's formula; a failed measurement shown as its error, and a bad file refused with a
-one-line error naming it. Usage: check_bench_show.py BENCH_PY"""
+one-line error naming it: also a number that is NaN, Infinity, 1e999 or an integer beyond a float's range (named
+by its key), and finite numbers whose product overflows. Then what bench.py writes: --show to a full stdout
+(/dev/full), bench.json onto a folder, into a folder where nothing can be created and on a full disk
+(RLIMIT_FSIZE): one line, exit 1, nothing half-written; and an --out that is, holds or lies inside what a
+measuring run reads: refused with one line, exit 2, before anything runs. Usage: check_bench_show.py BENCH_PY"""
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -156,10 +161,117 @@ def main():
                     or out.stdout):
                 failures.append(f"{name}: want exit != 0, one line 'bench: error: {path}: ...' and no table, "
                                 f"got exit {out.returncode}, stderr {err!r}, stdout {out.stdout[:80]!r}")
+        extra = check_extremes(bench_py, d, failures) + check_writes(bench_py, d, good, failures)
     for f in failures:
         print("FAIL " + f)
-    print(f"check_bench_show: {len(EXPECTED_LINES) + len(PLAN_LINES) + 1 + len(bad)} checks, {len(failures)} failed")
+    print(f"check_bench_show: {len(EXPECTED_LINES) + len(PLAN_LINES) + 1 + len(bad) + extra} checks, "
+          f"{len(failures)} failed")
     return 1 if failures else 0
+
+
+def one_line_error(out, path, code):
+    """"" when `out` (a finished run) exited `code` with one stderr line "bench: error: PATH..." and no traceback;
+    else what it did instead."""
+    err = out.stderr.strip()
+    if out.returncode == code and len(err.splitlines()) == 1 and err.startswith(f"bench: error: {path}") \
+            and "Traceback" not in out.stderr and not out.stdout:
+        return ""
+    return f"want exit {code} and one line 'bench: error: {path}...', got exit {out.returncode}, stderr {err[-300:]!r}, " \
+           f"stdout {out.stdout[:80]!r}"
+
+
+def check_extremes(bench_py, d, failures):
+    """Numbers a float cannot hold where a number is expected: one line naming the file and the key, exit 2."""
+    huge = "1" + "0" * 400  # an integer of 401 digits: valid JSON, float() of it raises OverflowError
+    text = json.dumps(BENCH)
+    mfu = '"mfu": 0.4'  # lengths[0].fused.mfu, the first "mfu" in the file
+    assert mfu in text
+    cases = {  # name: (the file's text, the key the line must name)
+        "mfu is 1e999 (inf once parsed)": (text.replace(mfu, '"mfu": 1e999', 1), "lengths[0].fused.mfu"),
+        "mfu is NaN": (text.replace(mfu, '"mfu": NaN', 1), "lengths[0].fused.mfu"),
+        "mfu is -Infinity": (text.replace(mfu, '"mfu": -Infinity', 1), "lengths[0].fused.mfu"),
+        "mfu is a 401-digit integer": (text.replace(mfu, f'"mfu": {huge}', 1), "lengths[0].fused.mfu"),
+        "cores is a 401-digit integer": (text.replace('"cores": 4', f'"cores": {huge}', 1), "xsa_bench.cpu.cores"),
+        "a data-parallel time is 1e999": (json.dumps(dict(BENCH, data_parallel=[
+            dict(dp_row("x", 1e6, 1, 1, 1, 1, 1, 1), two_ranks={"step_ms": 1, "tokens_per_s": 1,
+                                                               "allreduce_ms": "HUGE"})])).replace('"HUGE"', "1e999"),
+                                          "data_parallel[0].two_ranks.allreduce_ms"),
+    }
+    for name, (doc, key) in cases.items():
+        path = f"{d}/extreme.json"
+        with open(path, "w") as f:
+            f.write(doc)
+        out = subprocess.run([sys.executable, bench_py, "--show", path], capture_output=True, text=True)
+        problem = one_line_error(out, path, 2)
+        if problem or key not in out.stderr or "finite" not in out.stderr:
+            failures.append(f"{name}: {problem or f'the line does not name the key {key} as not finite'}")
+    # Finite numbers whose product overflows (the plan's 2(R-1) x latency with R = 128 nodes x 1e307 cores): still
+    # one line naming the file, never an OverflowError traceback.
+    path = f"{d}/overflow.json"
+    with open(path, "w") as f:
+        f.write(json.dumps(BENCH).replace('"cores": 4', '"cores": 1' + "0" * 307, 1))
+    out = subprocess.run([sys.executable, bench_py, "--show", path], capture_output=True, text=True)
+    problem = one_line_error(out, path, 2)
+    if problem:
+        failures.append(f"finite numbers whose product overflows a float: {problem}")
+    return len(cases) + 1
+
+
+WRITE_RESULT = ("import os, resource, sys; sys.path.insert(0, os.path.dirname(sys.argv[1])); import bench, user_input; "
+                "n = int(sys.argv[3]); n and resource.setrlimit(resource.RLIMIT_FSIZE, (n, n)); "
+                "user_input.run('bench', bench.write_result, {'steps': 8, 'filler': 'x' * 100000}, sys.argv[2])")
+
+
+def check_writes(bench_py, d, good, failures):
+    """What bench.py writes, when it cannot: one line naming the file and the reason, exit 1, nothing half-written;
+    and an --out over what a measuring run reads: one line, exit 2, nothing created."""
+    checks = 0
+    with open("/dev/full", "w") as full:  # --show's tables to a full device
+        out = subprocess.run([sys.executable, bench_py, "--show", good], stdout=full, stderr=subprocess.PIPE, text=True)
+    out.stdout = ""
+    checks += 1
+    problem = one_line_error(out, "stdout", 1)
+    if problem or "No space left" not in out.stderr:
+        failures.append(f"--show to a full stdout: {problem or out.stderr!r}")
+    # write_result (the end of every measuring run), called as bench.py's main calls it, through user_input.run.
+    folder_at = f"{d}/folder-at-bench-json"
+    os.makedirs(f"{folder_at}/bench.json")  # a folder where bench.json goes
+    full_disk = f"{d}/full-disk"
+    os.makedirs(full_disk)
+    with open(f"{full_disk}/bench.json", "w") as f:
+        f.write('{"steps": 1}')  # the previous bench.json: a failed write must leave it whole
+    for name, folder, limit, reason in (("bench.json is a folder", folder_at, 0, "Is a directory"),
+                                        ("a folder where nothing can be created (/proc/self)", "/proc/self", 0, ""),
+                                        ("a full disk (RLIMIT_FSIZE 4096 bytes)", full_disk, 4096, "File too large")):
+        out = subprocess.run([sys.executable, "-c", WRITE_RESULT, bench_py, folder, str(limit)], capture_output=True,
+                             text=True)
+        checks += 1
+        path = os.path.join(folder, "bench.json")
+        problem = one_line_error(out, path, 1)
+        if problem or reason not in out.stderr or "cannot write" not in out.stderr:
+            failures.append(f"bench.json, {name}: {problem or out.stderr!r}")
+        if folder != "/proc/self" and sorted(os.listdir(folder)) != ["bench.json"]:
+            failures.append(f"bench.json, {name}: files left beside it: {sorted(os.listdir(folder))}")
+    with open(f"{full_disk}/bench.json") as f:
+        if f.read() != '{"steps": 1}':
+            failures.append("bench.json, a full disk: the previous bench.json was not left whole")
+    # --out that is, holds or lies inside an input of a measuring run (refused before the data check and any run).
+    root = os.path.dirname(os.path.dirname(os.path.abspath(bench_py)))
+    link = f"{d}/link-to-data"  # a link into the data folder is that folder (real paths compared)
+    os.symlink(os.path.join(root, "data", "tinystories"), link)
+    for out_dir, relation in ((os.path.join(root, "configs"), "holds"), (root, "holds"),
+                              (os.path.join(root, "configs", "default.yaml"), "is"),
+                              (os.path.join(root, "data", "tinystories", "bench-out"), "lies inside"),
+                              (os.path.join(link, "bench-out"), "lies inside")):
+        existed = os.path.lexists(out_dir)
+        out = subprocess.run([sys.executable, bench_py, "--out", out_dir], capture_output=True, text=True)
+        checks += 1
+        problem = one_line_error(out, out_dir, 2)
+        if problem or f"--out {relation} the input" not in out.stderr:
+            failures.append(f"--out {out_dir}: {problem or out.stderr!r}")
+        if not existed and os.path.lexists(out_dir):
+            failures.append(f"--out {out_dir}: created although refused")
+    return checks
 
 
 if __name__ == "__main__":

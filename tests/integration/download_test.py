@@ -8,8 +8,14 @@ the end), `norange` ignores it (200), and every other scenario breaks one rule a
 body, a Content-Range that starts elsewhere, a total that changes, a malformed header or chunk, a redirect
 loop, a stall, a peer that does not speak HTTP, ...). Checked for each: the exit code, exactly one stderr line
 (none on success) and no traceback, and the bytes on disk -- a success leaves files byte-identical to the
-server's and a manifest with their sizes and sha256; a failure renames nothing into place. Then a manifest
-that no longer matches the files, and a small fuzz of the response parser (seeded random responses).
+server's and a manifest with their sizes and sha256; a failure renames nothing into place. Every response of
+the well-behaved server carries a strong ETag and honours If-Range (a mismatch: 200, the whole file), so a
+resume is checked to be of one version: a file that changed between two runs (same size, new bytes and ETag)
+ends entirely the new version, whether the server answers the If-Range with 200 or ignores it (a 206 or 416
+with the new ETag: restarted from byte 0); a .part without a recorded validator (a weak ETag) restarts from
+byte 0; a Last-Modified date stands in for a missing ETag. Then a full disk (RLIMIT_FSIZE) and a full stdout
+(/dev/full), a manifest that no longer matches the files, and a small fuzz of the response parser (seeded
+random responses).
 
 Usage: download_test.py SOURCE_DIR WORK_DIR
 """
@@ -43,11 +49,21 @@ files = {name: open(os.path.join(corpus, name), "rb").read() for name in (TRAIN,
 assert len(files[TRAIN]) > 2 * MIB, "the served train file must be larger than the head"
 head_bytes = files[TRAIN][:MIB]
 EXPECTED_HEAD = head_bytes[:head_bytes.rfind(STORY_END) + len(STORY_END)]
+# An earlier version of the validation file: the same size, other bytes (so another ETag).
+OLD = {VALID: files[VALID].translate(bytes.maketrans(b"ae", b"AE"))}
+assert len(OLD[VALID]) == len(files[VALID]) and OLD[VALID] != files[VALID]
+VALIDATOR = ".validator.json"  # beside a .part, written by the downloader: the validator its first byte came with
+DATE_OLD, DATE_NEW = "Mon, 01 Jan 2024 00:00:00 GMT", "Tue, 02 Jan 2024 00:00:00 GMT"
+
+
+def etag_of(data):
+    """The strong ETag the server sends for a version of a file."""
+    return '"%s"' % hashlib.sha256(data).hexdigest()[:16]
 
 
 # --- the server: raw HTTP/1.1 written by hand, so that a scenario can break any rule ---
 class Handler(socketserver.StreamRequestHandler):
-    log = []  # (scenario, file, Range header, status, body bytes sent)
+    log = []  # (scenario, file, Range header, status, body bytes sent, If-Range header)
     counters = {}
 
     def setup(self):
@@ -81,37 +97,42 @@ class Handler(socketserver.StreamRequestHandler):
             scenario, _, rest = path.lstrip("/").partition("/")
             name = ("/" + rest)[len(PREFIX):] if ("/" + rest).startswith(PREFIX) else None
             rng = headers.get("range")
-            self.scenario_name = scenario
+            self.scenario_name, self.if_range = scenario, headers.get("if-range")
             getattr(self, "scenario_" + scenario, self.scenario_missing)(name, rng)
         except OSError:
             pass
 
     def record(self, name, rng, status, sent):
-        Handler.log.append((self.scenario_name, name, rng, status, sent))
+        Handler.log.append((self.scenario_name, name, rng, status, sent, self.if_range))
 
     def nth(self, key):
         Handler.counters[key] = Handler.counters.get(key, 0) + 1
         return Handler.counters[key]
 
-    # A well-behaved server, and its pieces: each misbehaving scenario below changes one of them.
-    def serve(self, name, rng, honour_range=True, status_of=None, range_of=None, length_of=None, cut_body=None):
-        if name not in files:
+    # A well-behaved server, and its pieces: each misbehaving scenario below changes one of them. Every response
+    # carries the version's validators (default: a strong ETag); an If-Range that is none of them gets the whole
+    # file (200), as RFC 9110 13.1.5 says, unless honour_if_range is False.
+    def serve(self, name, rng, honour_range=True, status_of=None, range_of=None, length_of=None, cut_body=None,
+              versions=None, validators=None, honour_if_range=True):
+        data = (versions or {}).get(name, files.get(name))
+        if data is None:
             self.send("404 Not Found", [("Content-Length", "0")])
             return self.record(name, rng, 404, 0)
-        data = files[name]
+        tags = validators(data) if validators else [("ETag", etag_of(data))]
+        same_version = self.if_range is None or not honour_if_range or self.if_range in [v for _, v in tags]
         match = re.fullmatch(r"bytes=(\d+)-(\d*)", rng or "")
-        if honour_range and match:
+        if honour_range and match and same_version:
             first = int(match.group(1))
             last = min(int(match.group(2)) if match.group(2) else len(data) - 1, len(data) - 1)
             if first >= len(data):
                 self.send("416 Range Not Satisfiable", [("Content-Range", "bytes */%d" % len(data)),
-                                                        ("Content-Length", "0")])
+                                                        ("Content-Length", "0")] + tags)
                 return self.record(name, rng, 416, 0)
             body, status = data[first:last + 1], "206 Partial Content"
             content_range = (range_of or (lambda f, l, t: "bytes %d-%d/%d" % (f, l, t)))(first, last, len(data))
-            headers = [("Content-Range", content_range)]
+            headers = [("Content-Range", content_range)] + tags
         else:
-            body, status, headers = data, "200 OK", []
+            body, status, headers = data, "200 OK", list(tags)
         headers.append(("Content-Length", (length_of or (lambda n: str(n)))(len(body))))
         if cut_body:
             body = body[:cut_body(len(body))]
@@ -126,6 +147,27 @@ class Handler(socketserver.StreamRequestHandler):
 
     def scenario_norange(self, name, rng):
         self.serve(name, rng, honour_range=False)
+
+    # A file that changes between two runs: the old version, cut short (the first run stops with a .part), then
+    # `ok` serves the new one. `ignoreifrange` serves the new one but answers a stale If-Range with its range.
+    def scenario_oldcut(self, name, rng):
+        self.serve(name, rng, versions=OLD, cut_body=lambda n: n // 2)
+
+    def scenario_ignoreifrange(self, name, rng):
+        self.serve(name, rng, honour_if_range=False)
+
+    def scenario_weakcut(self, name, rng):  # a weak ETag only: no validator a resume could use
+        self.serve(name, rng, versions=OLD, cut_body=lambda n: n // 2,
+                   validators=lambda d: [("ETag", "W/" + etag_of(d))])
+
+    def scenario_lmoldcut(self, name, rng):  # Last-Modified only, of the old version, cut short
+        self.serve(name, rng, versions=OLD, cut_body=lambda n: n // 2, validators=lambda d: [("Last-Modified", DATE_OLD)])
+
+    def scenario_lmcut(self, name, rng):  # Last-Modified only, cut short, of the version `lm` serves too
+        self.serve(name, rng, cut_body=lambda n: n // 2, validators=lambda d: [("Last-Modified", DATE_NEW)])
+
+    def scenario_lm(self, name, rng):
+        self.serve(name, rng, validators=lambda d: [("Last-Modified", DATE_NEW)])
 
     def scenario_short(self, name, rng):  # announces the length, sends half, closes
         self.serve(name, rng, cut_body=lambda n: n // 2)
@@ -252,17 +294,28 @@ def endpoint(scenario):
     return "http://127.0.0.1:%d/%s" % (port, scenario)
 
 
-def run(out, *args, hf=None, timeout_s="2"):
+def run(out, *args, hf=None, timeout_s="2", max_file_bytes=None, stdout=None):
+    """The downloader on `out`; max_file_bytes: RLIMIT_FSIZE (a write past it fails with EFBIG, as on a full disk);
+    stdout: a path its stdout goes to (e.g. /dev/full), else captured."""
     assert time.monotonic() < deadline, "download_test: over its time budget"
     env = dict(os.environ, HF_ENDPOINT=hf if hf is not None else endpoint("ok"))
     for proxy in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
         env.pop(proxy, None)
     start = time.monotonic()
     command = [sys.executable, SCRIPT, "--out", out, "--train-mib", "1", "--timeout", timeout_s, *args]
+    if max_file_bytes:  # set in the child before it execs the script (no preexec_fn: the server runs threads)
+        command = [sys.executable, "-c", "import os, resource, sys; n = int(sys.argv[1]); "
+                   "resource.setrlimit(resource.RLIMIT_FSIZE, (n, n)); os.execv(sys.argv[2], sys.argv[2:])",
+                   str(max_file_bytes)] + command
+    sink = open(stdout, "w") if stdout else subprocess.PIPE
     try:
-        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+        result = subprocess.run(command, env=env, stdout=sink, stderr=subprocess.PIPE, text=True, timeout=60)
+        result.stdout = result.stdout or ""
     except subprocess.TimeoutExpired as e:  # a hang: a failed check, never a stuck test
         result = subprocess.CompletedProcess(command, None, e.stdout or "", "hung for 60 s")
+    finally:
+        if stdout:
+            sink.close()
     result.seconds = time.monotonic() - start
     return result
 
@@ -286,6 +339,15 @@ def sha(data):
     return hashlib.sha256(data).hexdigest()
 
 
+def partial(out, part_name, data, validator=None):
+    """A .part left by an interrupted download: `data`, and (when given) the validator recorded beside it as the
+    downloader records it ({"etag": ...} or {"last_modified": ...})."""
+    os.makedirs(out, exist_ok=True)
+    open(os.path.join(out, part_name), "wb").write(data)
+    if validator:
+        json.dump(validator, open(os.path.join(out, part_name + VALIDATOR), "w"))
+
+
 def manifest(out):
     path = os.path.join(out, "download-manifest.json")
     return json.load(open(path)) if os.path.exists(path) else {}
@@ -299,8 +361,9 @@ def expect_success(out, what):
     check(m.get(VALID, {}).get("size") == len(files[VALID]) and m.get(VALID, {}).get("sha256") == sha(files[VALID])
           and m.get(HEAD, {}).get("size") == len(EXPECTED_HEAD) and m.get(HEAD, {}).get("sha256") == sha(EXPECTED_HEAD),
           "%s: download-manifest.json records each file's size and sha256" % what)
-    check(placed(out) == sorted([HEAD, VALID]) and not [f for f in os.listdir(out) if f.endswith((".part", ".tmp"))],
-          "%s: no .part or .tmp file left" % what)
+    check(placed(out) == sorted([HEAD, VALID]) and not [f for f in os.listdir(out) if f.endswith((".part", ".tmp",
+                                                                                                 VALIDATOR))],
+          "%s: no .part, .tmp or validator file left" % what)
 
 
 def requests_of(scenario):
@@ -325,43 +388,136 @@ r = run(out)
 check(r.returncode == 0 and Handler.log == [] and r.stdout.count("sha256 verified") == 2,
       "a rerun with everything there makes no request and verifies both files (%s)" % Handler.log)
 
-# 3. Resume: an interrupted download left .part files (the first bytes); the rerun asks only for the rest.
+# 3. Resume: an interrupted download left .part files (the first bytes) and their validators; the rerun asks only
+# for the rest, of that version (If-Range: its ETag).
 out = os.path.join(WORK, "resumed")
-os.makedirs(out)
 val_cut, head_cut = 12345, 300001
-open(os.path.join(out, VALID + ".part"), "wb").write(files[VALID][:val_cut])
-open(os.path.join(out, "TinyStories-train.txt.head-1MB.part"), "wb").write(files[TRAIN][:head_cut])
+HEAD_PART = "TinyStories-train.txt.head-1MB.part"
+partial(out, VALID + ".part", files[VALID][:val_cut], {"etag": etag_of(files[VALID])})
+partial(out, HEAD_PART, files[TRAIN][:head_cut], {"etag": etag_of(files[TRAIN])})
 Handler.log = []
 r = run(out)
 check(r.returncode == 0, "resumed download exits 0 (%s)" % r.stderr.strip())
 expect_success(out, "resumed download")
-check(sorted((q[2], q[4]) for q in Handler.log)
-      == sorted([("bytes=%d-" % val_cut, len(files[VALID]) - val_cut), ("bytes=%d-%d" % (head_cut, MIB - 1), MIB - head_cut)]),
-      "the resume asked only for the missing bytes: %s" % [(q[2], q[4]) for q in Handler.log])
+check(sorted((q[2], q[4], q[5]) for q in Handler.log)
+      == sorted([("bytes=%d-" % val_cut, len(files[VALID]) - val_cut, etag_of(files[VALID])),
+                 ("bytes=%d-%d" % (head_cut, MIB - 1), MIB - head_cut, etag_of(files[TRAIN]))]),
+      "the resume asked only for the missing bytes, If-Range the recorded ETag: %s"
+      % [(q[2], q[4], q[5]) for q in Handler.log])
 check("resumed at" in r.stdout, "it says it resumed")
+
+# 3b. A resume is of one version of the remote file. An interrupted first run records the validator of the
+# response its .part starts with; the rerun resumes with it as If-Range.
+out = os.path.join(WORK, "resume-recorded")
+r = run(out, hf=endpoint("short"))
+recorded = json.load(open(os.path.join(out, VALID + ".part" + VALIDATOR))) \
+    if os.path.exists(os.path.join(out, VALID + ".part" + VALIDATOR)) else None
+check(r.returncode == 1 and recorded == {"etag": etag_of(files[VALID])},
+      "an interrupted download records the response's strong ETag beside its .part (%s)" % recorded)
+half = len(read(os.path.join(out, VALID + ".part")) or b"")
+Handler.log = []
+r = run(out)
+check(r.returncode == 0 and [(q[2], q[3], q[5]) for q in Handler.log if q[1] == VALID]
+      == [("bytes=%d-" % half, 206, etag_of(files[VALID]))] and "resumed at" in r.stdout,
+      "the rerun resumes it with If-Range: that ETag, 206 (%s, %s)" % (r.stderr.strip(), Handler.log))
+expect_success(out, "resume with a recorded ETag")
+
+# The file changed on the server between the runs (same size, new bytes, new ETag): the If-Range with the old
+# ETag gets the whole new file (200), which replaces the .part: the file is entirely the new version.
+out = os.path.join(WORK, "changed")
+r = run(out, hf=endpoint("oldcut"))
+part = read(os.path.join(out, VALID + ".part")) or b""
+check(r.returncode == 1 and part and OLD[VALID].startswith(part) and not files[VALID].startswith(part),
+      "the first run stops with a .part of the old version (%d bytes)" % len(part))
+Handler.log = []
+r = run(out)
+valid_requests = [(q[2], q[3], q[5]) for q in Handler.log if q[1] == VALID]
+check(r.returncode == 0 and valid_requests == [("bytes=%d-" % len(part), 200, etag_of(OLD[VALID]))],
+      "the resume sends If-Range: the old ETag and gets 200 (%s, %s)" % (r.stderr.strip(), valid_requests))
+check(read(os.path.join(out, VALID)) == files[VALID] and sha(read(os.path.join(out, VALID)) or b"") == sha(files[VALID]),
+      "a file changed between runs ends entirely the new version (sha256), never old bytes spliced with new")
+check(not any(VALID in line and "resumed at" in line for line in r.stdout.splitlines()),
+      "nor does it say it resumed (%r)" % r.stdout)
+expect_success(out, "a file changed between runs")
+
+# The same with a server that ignores If-Range and answers the range (206) with the new ETag: detected, the
+# .part discarded and the file fetched again from byte 0.
+out = os.path.join(WORK, "changed-ignored")
+run(out, hf=endpoint("oldcut"))
+part = read(os.path.join(out, VALID + ".part")) or b""
+Handler.log = []
+r = run(out, hf=endpoint("ignoreifrange"))
+valid_requests = [(q[2], q[3]) for q in Handler.log if q[1] == VALID]
+check(r.returncode == 0 and valid_requests == [("bytes=%d-" % len(part), 206), ("bytes=0-", 206)]
+      and "changed on the server" in r.stdout,
+      "a 206 with another ETag than the .part's: not spliced, fetched again from byte 0 (%s, %s)"
+      % (r.stderr.strip(), valid_requests))
+check(read(os.path.join(out, VALID)) == files[VALID], "and the file is entirely the new version")
+expect_success(out, "a server that ignores If-Range")
+# ... and a .part that holds the whole old version: the server's 416 (with the new ETag) does not complete it.
+out = os.path.join(WORK, "changed-complete")
+partial(out, VALID + ".part", OLD[VALID], {"etag": etag_of(OLD[VALID])})
+Handler.log = []
+r = run(out, hf=endpoint("ignoreifrange"))
+valid_requests = [(q[2], q[3]) for q in Handler.log if q[1] == VALID]
+check(r.returncode == 0 and valid_requests == [("bytes=%d-" % len(OLD[VALID]), 416), ("bytes=0-", 206)]
+      and read(os.path.join(out, VALID)) == files[VALID],
+      "a 416 with another ETag: the old .part is not taken as complete (%s, %s)" % (r.stderr.strip(), valid_requests))
+
+# No validator recorded (the first response had only a weak ETag): the .part is not resumed, but fetched again
+# from byte 0 without If-Range.
+out = os.path.join(WORK, "no-validator")
+r = run(out, hf=endpoint("weakcut"))
+check(r.returncode == 1 and read(os.path.join(out, VALID + ".part"))
+      and not os.path.exists(os.path.join(out, VALID + ".part" + VALIDATOR)),
+      "a weak ETag is not recorded as a validator (%s)" % sorted(os.listdir(out)))
+Handler.log = []
+r = run(out)
+valid_requests = [(q[2], q[3], q[5]) for q in Handler.log if q[1] == VALID]
+check(r.returncode == 0 and valid_requests == [("bytes=0-", 206, None)] and "no validator" in r.stdout
+      and read(os.path.join(out, VALID)) == files[VALID],
+      "without a recorded validator the download restarts from byte 0 (%s, %s)" % (r.stderr.strip(), valid_requests))
+expect_success(out, "no validator")
+
+# Last-Modified stands in for a missing ETag: recorded, sent as If-Range; a newer date gets the whole new file.
+out = os.path.join(WORK, "last-modified")
+r = run(out, hf=endpoint("lmoldcut"))
+recorded = read(os.path.join(out, VALID + ".part" + VALIDATOR))
+check(r.returncode == 1 and recorded is not None and json.loads(recorded) == {"last_modified": DATE_OLD},
+      "without an ETag, Last-Modified is recorded (%r)" % recorded)
+Handler.log = []
+r = run(out, hf=endpoint("lm"))
+valid_requests = [(q[3], q[5]) for q in Handler.log if q[1] == VALID]
+check(r.returncode == 0 and valid_requests == [(200, DATE_OLD)] and read(os.path.join(out, VALID)) == files[VALID],
+      "If-Range: the old date gets 200, the whole new version (%s, %s)" % (r.stderr.strip(), valid_requests))
+out = os.path.join(WORK, "last-modified-same")
+run(out, hf=endpoint("lmcut"))
+Handler.log = []
+r = run(out, hf=endpoint("lm"))
+valid_requests = [(q[3], q[5]) for q in Handler.log if q[1] == VALID]
+check(r.returncode == 0 and valid_requests == [(206, DATE_NEW)] and read(os.path.join(out, VALID)) == files[VALID]
+      and "resumed at" in r.stdout,
+      "If-Range: the same date resumes (206) (%s, %s)" % (r.stderr.strip(), valid_requests))
 
 # 4. A server that ignores Range (200 for everything): same files; a redirect hop to it works too.
 for scenario in ("norange", "redirect"):
     out = os.path.join(WORK, scenario)
-    os.makedirs(out)
-    open(os.path.join(out, VALID + ".part"), "wb").write(files[VALID][:val_cut])
+    partial(out, VALID + ".part", files[VALID][:val_cut], {"etag": etag_of(files[VALID])})
     r = run(out, hf=endpoint(scenario))
     check(r.returncode == 0, "%s: exits 0 (%s)" % (scenario, r.stderr.strip()))
     expect_success(out, scenario)
 
 # 5. A 416 on resume: complete only when the .part holds the stated total; longer: discarded and fetched again.
 out = os.path.join(WORK, "complete-part")
-os.makedirs(out)
-open(os.path.join(out, VALID + ".part"), "wb").write(files[VALID])  # finished, never renamed (a crash)
+partial(out, VALID + ".part", files[VALID], {"etag": etag_of(files[VALID])})  # finished, never renamed (a crash)
 Handler.log = []
 r = run(out)
 check(r.returncode == 0 and read(os.path.join(out, VALID)) == files[VALID]
       and [q[3] for q in Handler.log if q[1] == VALID] == [416],
       "a .part that already holds the stated total: the 416 completes it, nothing fetched (%s)" % r.stderr.strip())
 out = os.path.join(WORK, "long-part")
-os.makedirs(out)
-open(os.path.join(out, VALID + ".part"), "wb").write(files[VALID] + b"extra bytes from somewhere else")
-open(os.path.join(out, "TinyStories-train.txt.head-1MB.part"), "wb").write(files[TRAIN][:MIB + 10])
+partial(out, VALID + ".part", files[VALID] + b"extra bytes from somewhere else", {"etag": etag_of(files[VALID])})
+partial(out, HEAD_PART, files[TRAIN][:MIB + 10], {"etag": etag_of(files[TRAIN])})
 Handler.log = []
 r = run(out)
 check(r.returncode == 0 and [(q[2], q[3]) for q in Handler.log if q[1] == VALID]
@@ -370,8 +526,7 @@ check(r.returncode == 0 and [(q[2], q[3]) for q in Handler.log if q[1] == VALID]
       % (r.stderr.strip(), [(q[2], q[3]) for q in Handler.log]))
 expect_success(out, "long .part")
 out = os.path.join(WORK, "always416")
-os.makedirs(out)
-open(os.path.join(out, VALID + ".part"), "wb").write(files[VALID][:val_cut])
+partial(out, VALID + ".part", files[VALID][:val_cut], {"etag": etag_of(files[VALID])})
 r = run(out, hf=endpoint("always416"))
 check(r.returncode == 1 and one_line(r) and "416" in r.stderr and placed(out) == []
       and read(os.path.join(out, VALID + ".part")) == files[VALID][:val_cut],
@@ -392,7 +547,7 @@ for scenario, word, part_bytes in FAILURES:
     out = os.path.join(WORK, "fail-" + scenario)
     os.makedirs(out)
     if part_bytes:
-        open(os.path.join(out, VALID + ".part"), "wb").write(files[VALID][:part_bytes])
+        partial(out, VALID + ".part", files[VALID][:part_bytes], {"etag": etag_of(files[VALID])})
     r = run(out, hf=endpoint(scenario))
     check(r.returncode == 1 and one_line(r) and word in r.stderr and r.seconds < 20,
           "%s: exit 1 with one line holding %r in %.1f s (%d: %r)" % (scenario, word, r.seconds, r.returncode, r.stderr))
@@ -410,6 +565,18 @@ out = os.path.join(WORK, "totalflip")
 r = run(out, "--full", hf=endpoint("totalflip"))
 check(r.returncode == 1 and one_line(r) and "total" in r.stderr and TRAIN not in placed(out),
       "a total that changes between responses for one file: exit 1, one line, not placed (%r)" % r.stderr)
+
+# A full disk (writes past RLIMIT_FSIZE fail with EFBIG, as ENOSPC would, root or not) and a full stdout
+# (/dev/full): one line naming the problem, exit 1, nothing renamed into place, no traceback.
+out = os.path.join(WORK, "full-disk")
+r = run(out, max_file_bytes=len(files[VALID]) // 3)
+check(r.returncode == 1 and one_line(r) and "File too large" in r.stderr and placed(out) == []
+      and files[VALID].startswith(read(os.path.join(out, VALID + ".part")) or b""),
+      "a full disk: exit 1, one line, nothing placed, the .part a prefix of the file (%r)" % r.stderr)
+out = os.path.join(WORK, "full-device")
+r = run(out, stdout="/dev/full")
+check(r.returncode == 1 and one_line(r) and "stdout" in r.stderr and "No space left" in r.stderr,
+      "stdout on a full device: exit 1, one line naming stdout (%r)" % r.stderr)
 
 # 7. Bad settings: one line, exit 1 (2 for a bad argument), nothing written.
 file_out = os.path.join(WORK, "a-file")
@@ -455,7 +622,10 @@ for what, change, word in (
         ("a changed byte", lambda d: open(os.path.join(d, VALID), "r+b").write(b"X"), "sha256 differs"),
         ("a truncated file", lambda d: os.truncate(os.path.join(d, VALID), 1000), "records"),
         ("no record", lambda d: os.remove(os.path.join(d, "download-manifest.json")), "no record"),
-        ("a broken manifest", lambda d: open(os.path.join(d, "download-manifest.json"), "w").write("{"), "cannot read")):
+        ("a broken manifest", lambda d: open(os.path.join(d, "download-manifest.json"), "w").write("{"), "cannot read"),
+        ("a FIFO as the manifest (an open would block)", lambda d: (os.remove(os.path.join(d, "download-manifest.json")),
+                                                                    os.mkfifo(os.path.join(d, "download-manifest.json"))),
+         "not a regular file")):
     out = os.path.join(WORK, "reuse-" + what.replace(" ", "-"))
     shutil.copytree(os.path.join(WORK, "first"), out)
     change(out)

@@ -1,9 +1,12 @@
 # Every script that reads a file a user names (scripts/bench.py --show, readme_tables.py, plot_results.py,
 # plot_findings.py, science_compute.py, profile_summary.py, check_notebook_html.py) on every kind of malformed
-# input (wrong-shape JSON, JSON nested 100,000 deep, truncated, not UTF-8, not JSON, empty, a folder, a FIFO, a
-# missing path), given as an argument, in a folder it walks or in a README block: exit 2, one line on stderr
-# naming the file, no traceback, nothing on stdout or in --out, within 60 s (a FIFO read would block). GitHub
-# issue 40. Debian's python3 (the plot scripts need python3-matplotlib), as plots.cmake.
+# input (wrong-shape JSON, NaN / Infinity / 1e999 / a 401-digit integer for a number, JSON nested 100,000 deep,
+# truncated, not UTF-8, not JSON, empty, a folder, a FIFO, a missing path), given as an argument, in a folder it
+# walks or in a README block: exit 2, one line on stderr naming the file, no traceback, nothing on stdout or in
+# --out, within 60 s (a FIFO read would block). GitHub issue 40. Then every output: one that is, holds or lies
+# inside an input refused (exit 2), one that cannot be written (a full disk, /proc/self, a folder in the file's
+# place, stdout on /dev/full) one line naming it, exit 1. Debian's python3 (the plot scripts need
+# python3-matplotlib), as plots.cmake.
 add_test(NAME integration.scripts_bad_input_one_line
   COMMAND ${XSA_PLOT_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/scripts_bad_input_test.py $<TARGET_FILE:xsa-inspect>
     --python ${XSA_PLOT_PYTHON})

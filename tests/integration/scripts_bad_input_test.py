@@ -7,13 +7,20 @@ For each script (bench.py --show, readme_tables.py, plot_results.py, plot_findin
 profile_summary.py, check_notebook_html.py), each way a user hands it a file (argument, a folder it walks, a
 README block naming one) and each kind of malformed input (a JSON document of the wrong shape: a list or null
 where an object is expected, an object missing keys, a string where a number is expected, null where an object
-is expected; JSON nested 100,000 deep; a truncated file; bytes that are not UTF-8; text that is not JSON; an empty
-file; a folder; a FIFO with no writer; a path that does not exist; an unreadable file when not run as root), the
-case is made in a temporary folder and the script run on it, and it must: exit 2, print exactly one non-empty
-line on stderr naming the file (or the folder given), no "Traceback", nothing on stdout (no half table), write
-nothing into its --out folder, and finish within 60 s (a FIFO opened for reading would block forever). Each
-document format also has a control case, its good document, which must pass (exit 0): the bad documents are
-that good one with one thing broken. Standard library only; the plot scripts need matplotlib, so PY (default:
+is expected; a number a float cannot hold where a number is expected: NaN, Infinity, 1e999, a 401-digit integer
+(not for plot_findings, whose files xsa-inspect reads); JSON nested 100,000 deep; a truncated file; bytes that
+are not UTF-8; text that is not JSON; an empty file; a folder; a FIFO with no writer; a path that does not exist;
+an unreadable file when not run as root), the case is made in a temporary folder and the script run on it, and it
+must: exit 2, print exactly one non-empty line on stderr naming the file (or the folder given), no "Traceback",
+nothing on stdout (no half table), write nothing into its --out folder, and finish within 60 s (a FIFO opened
+for reading would block forever). Each document format also has a control case, its good document, which must
+pass (exit 0): the bad documents are that good one with one thing broken.
+
+Then the outputs (every script that writes figures, a README, bench.json or a table): an output that is, holds or
+lies inside an input (also through a link) is refused before anything is written (exit 2, one line naming it);
+an output that cannot be written -- a full disk (RLIMIT_FSIZE: a write past it fails with EFBIG, root or not), a
+folder where nothing can be created (/proc/self), a folder where the file goes, a stdout on /dev/full -- ends
+with one line naming the file (or stdout) and the reason, exit 1, no traceback and nothing half-written. Standard library only; the plot scripts need matplotlib, so PY (default:
 this python) should be Debian's /usr/bin/python3. Prints one line per failing case, then "N passed, M failed";
 exit code 1 on any failure.
 """
@@ -52,8 +59,12 @@ def json_bytes(doc):
     return json.dumps(doc, indent=1).encode("utf-8")
 
 
-def shapes(good, list_instead, missing_key, string_for_number, null_for_object):
-    """The wrong-shape JSON documents of a format, by kind."""
+def shapes(good, list_instead, missing_key, string_for_number, null_for_object, number_at):
+    """The wrong-shape JSON documents of a format, by kind (number_at: the key path of a number, for EXTREMES)."""
+
+    def number(text):  # the good document with the JSON text `text` as the number at number_at
+        return json_bytes(mutated(good, setitem(number_at, "@number@"))).replace(b'"@number@"', text)
+
     return {
         "good (control)": json_bytes(good),
         "list where an object is expected": json_bytes(list_instead),
@@ -63,7 +74,17 @@ def shapes(good, list_instead, missing_key, string_for_number, null_for_object):
         "string where a number is expected": json_bytes(mutated(good, string_for_number)),
         "null where an object is expected": json_bytes(mutated(good, null_for_object)),
         "truncated JSON": json_bytes(good)[: len(json_bytes(good)) // 2],
+        # Python's json reads these as nan, inf and an int float() cannot take (OverflowError): refused by key
+        "NaN where a number is expected": number(b"NaN"),
+        "Infinity where a number is expected": number(b"-Infinity"),
+        "1e999 where a number is expected": number(b"1e999"),
+        "a 401-digit integer where a number is expected": number(b"1" + b"0" * 400),
     }
+
+
+# The kinds above that xsa-inspect, not Python, reads for plot_findings (its C++ side is checked elsewhere).
+EXTREMES = ("NaN where a number is expected", "Infinity where a number is expected", "1e999 where a number is expected",
+            "a 401-digit integer where a number is expected")
 
 
 def setitem(path, value):
@@ -84,14 +105,18 @@ def delitem(path):
 
 FORMATS = {
     "results.json": shapes(RESULTS, [RESULTS], delitem(["runs", 0, "final"]),
-                           setitem(["runs", 0, "eval", 1, "val_loss"], "low"), setitem(["config"], None)),
+                           setitem(["runs", 0, "eval", 1, "val_loss"], "low"), setitem(["config"], None),
+                           ["runs", 0, "eval", 1, "val_loss"]),
     # science_compute reads other fields of a results.json (runs, their timing, the config's sizes): broken there
     "results.json (compute)": shapes(RESULTS, [RESULTS], delitem(["runs"]),
-                                     setitem(["runs", 0, "timing", "wall_s"], "long"), setitem(["config"], None)),
+                                     setitem(["runs", 0, "timing", "wall_s"], "long"), setitem(["config"], None),
+                                     ["runs", 0, "timing", "wall_s"]),
     "bench.json": shapes(BENCH, [BENCH], delitem(["lengths", 0, "reference"]),
-                         setitem(["lengths", 0, "fused", "mfu"], "high"), setitem(["xsa_bench"], None)),
+                         setitem(["lengths", 0, "fused", "mfu"], "high"), setitem(["xsa_bench"], None),
+                         ["lengths", 0, "fused", "mfu"]),
     "trace.json": shapes(TRACE, [["X", "aten::mm", 1500]], delitem(["traceEvents", 0, "name"]),
-                         setitem(["traceEvents", 0, "dur"], "long"), setitem(["traceEvents"], None)),
+                         setitem(["traceEvents", 0, "dur"], "long"), setitem(["traceEvents"], None),
+                         ["traceEvents", 0, "dur"]),
 }
 # Not JSON at all, or JSON Python's parser cannot take, whatever the format.
 ANY_FORMAT = {
@@ -194,6 +219,8 @@ def cases(py, inspect, work_root):
                 continue  # root reads it anyway
             if kind == "good (control)" and (label.startswith("readme_tables") or fmt == "html"):
                 continue  # a block's expected body / Chromium: not this test's business
+            if kind in EXTREMES and label.startswith("plot_findings"):
+                continue  # xsa-inspect reads its files (the C++ side's checks)
             n += 1
             work = work_root / f"c{n:03d}"
             work.mkdir()
@@ -209,13 +236,13 @@ def cases(py, inspect, work_root):
             expect = 0 if kind == "good (control)" else BAD_INPUT
             out.append(Case(f"{label} / {kind}", cmd, names, out_dir, expect))
 
-    def extra(name, setup, cmd_of, names_of, out_of=None):
+    def extra(name, setup, cmd_of, names_of, out_of=None, expect=BAD_INPUT):
         nonlocal n
         n += 1
         work = work_root / f"c{n:03d}"
         work.mkdir()
         setup(work)
-        out.append(Case(name, cmd_of(work), names_of(work), out_of(work) if out_of else None))
+        out.append(Case(name, cmd_of(work), names_of(work), out_of(work) if out_of else None, expect))
 
     def good_results(work):
         make(work / "runs" / "tiny" / "results.json", "file", json_bytes(RESULTS))
@@ -259,7 +286,94 @@ def cases(py, inspect, work_root):
     extra("profile_summary.py FILE / an event that is not an object",
           lambda w: make(w / "t.json", "file", json_bytes({"traceEvents": [17]})),
           lambda w: script(py, "profile_summary.py") + [str(w / "t.json")], lambda w: [str(w / "t.json")])
+    output_cases(py, inspect, extra, good_results)
     return out
+
+
+# ---- outputs ---------------------------------------------------------------------------------------------------
+
+SINGLE = ROOT / "tests/fixtures/report/single"  # a results folder every plot script draws figures from
+FIGURE_NAMES = ("loss_curves improvement_vs_lambda improvement_vs_seq_len bias_over_training improvement_vs_budget "
+                "eval_delta_curve bias_init_vs_end bias_by_depth improvement_vs_size improvement_vs_lr early_val_loss "
+                "dynamics_over_training best_per_setup").split()
+
+
+def full_disk(cmd, max_bytes=1000):
+    """`cmd` with RLIMIT_FSIZE at max_bytes: a write past it fails with EFBIG, as on a full disk (root too; Python
+    ignores SIGXFSZ). A PNG, bench.json or README is larger, so its first write fails."""
+    return [cmd[0], "-c", "import os, resource, sys; n = int(sys.argv[1]); resource.setrlimit(resource.RLIMIT_FSIZE, "
+            "(n, n)); os.execv(sys.argv[2], sys.argv[2:])", str(max_bytes)] + cmd
+
+
+def full_stdout(cmd):
+    """`cmd` with its stdout on /dev/full (every write: ENOSPC)."""
+    return ["sh", "-c", 'exec "$@" > /dev/full', "sh"] + cmd
+
+
+def output_cases(py, inspect, extra, good_results):
+    """An output over an input (exit 2) and an output that cannot be written (exit 1), for every script that writes."""
+    def plot(tool, paths, out):
+        return script(py, tool) + [str(p) for p in paths] + ["--out", str(out), "--inspect", inspect]
+
+    for tool in ("plot_results.py", "plot_findings.py"):
+        # --out is the input, lies inside it, holds it, or is a link to it: refused before any figure is drawn
+        for name, out_of, made in (("the input folder", lambda w: w / "runs", None),
+                                   ("inside the input folder", lambda w: w / "runs" / "tiny" / "figs", None),
+                                   ("the folder holding the input", lambda w: w, None),
+                                   ("a link to the input folder", lambda w: w / "link", "link")):
+            extra(f"{tool} / --out is {name}",
+                  lambda w, m=made: (good_results(w), m and (w / "link").symlink_to(w / "runs")),
+                  lambda w, t=tool, o=out_of: plot(t, [w / "runs"], o(w)),
+                  lambda w, o=out_of: [str(o(w))],
+                  lambda w, o=out_of, n=name: o(w) if n.startswith("inside") else None)  # must stay uncreated
+        extra(f"{tool} / --out is the input results.json's folder, named through its file",
+              good_results, lambda w, t=tool: plot(t, [w / "runs" / "tiny" / "results.json"], w / "runs" / "tiny"),
+              lambda w: [str(w / "runs" / "tiny")])
+        # a figure that cannot be written: one line naming it, exit 1, nothing half-written
+        extra(f"{tool} / --out is a folder where nothing can be created (/proc/self)", lambda w: None,
+              lambda w, t=tool: plot(t, [SINGLE], "/proc/self"), lambda w: ["/proc/self/"], expect=1)
+        extra(f"{tool} / a folder stands where each figure goes",
+              lambda w: [(w / "out" / f"{f}.png").mkdir(parents=True) for f in FIGURE_NAMES],
+              lambda w, t=tool: plot(t, [SINGLE], w / "out"), lambda w: [str(w / "out")], expect=1)
+        extra(f"{tool} / a full disk (RLIMIT_FSIZE)", lambda w: None,
+              lambda w, t=tool: full_disk(plot(t, [SINGLE], w / "out")), lambda w: [str(w / "out")],
+              lambda w: w / "out", expect=1)
+    extra("plot_results.py / stdout on /dev/full", lambda w: None,
+          lambda w: full_stdout(plot("plot_results.py", [SINGLE], w / "out")), lambda w: ["stdout"], expect=1)
+    # the scripts whose output is a table on stdout
+    for name, cmd in (("science_compute.py", script(py, "science_compute.py") + [str(ROOT / "tests/fixtures/report")]),
+                      ("profile_summary.py", None),
+                      ("bench.py --show", script(py, "bench.py") + ["--show", str(ROOT / "tests/fixtures/readme/bench.json")]),
+                      ("readme_tables.py --check", script(py, "readme_tables.py") + [
+                          "--check", "--readme", str(ROOT / "tests/fixtures/readme/README.md"), "--inspect", inspect])):
+        extra(f"{name} / stdout on /dev/full",
+              lambda w, c=cmd: c is None and make(w / "t.json", "file", json_bytes(TRACE)),
+              lambda w, c=cmd: full_stdout(c or script(py, "profile_summary.py") + [str(w / "t.json")]),
+              lambda w: ["stdout"], expect=1)
+    # readme_tables --update: a README that is, or lies inside, what a block reads; a README it cannot rewrite
+    bench_json = ROOT / "tests/fixtures/readme/bench.json"
+    for name, block in (("lies inside a science_compute block's folder", lambda w: f"science_compute {w}"),
+                        ("is a bench block's file", lambda w: f"bench {w / 'README.md'}")):
+        extra(f"readme_tables.py --update / the README {name}",
+              lambda w, b=block: (w / "README.md").write_text(f"# x\n\n<!-- {b(w)} -->\n<!-- /{b(w).split()[0]} -->\n"),
+              lambda w: script(py, "readme_tables.py") + ["--update", "--readme", str(w / "README.md"), "--inspect",
+                                                          inspect],
+              lambda w: [str(w / "README.md")])
+    extra("readme_tables.py --update / a full disk (RLIMIT_FSIZE)",
+          lambda w: (w / "README.md").write_text(f"# x\n\n<!-- bench {bench_json} -->\n<!-- /bench -->\n"),
+          lambda w: full_disk(script(py, "readme_tables.py") + ["--update", "--readme", str(w / "README.md"),
+                                                                "--inspect", inspect]),
+          lambda w: [str(w / "README.md")], expect=1)
+    # check_notebook_html --screenshot: the page it reads, a link to it, a folder (checked before Chromium runs)
+    page = b"<html><body><p>no figures</p></body></html>\n"
+    for name, target in (("the HTML it reads", lambda w: w / "page.html"), ("a link to that HTML", lambda w: w / "link"),
+                         ("a folder", lambda w: w / "folder")):
+        extra(f"check_notebook_html.py --screenshot is {name}",
+              lambda w: (make(w / "page.html", "file", page), (w / "link").symlink_to(w / "page.html"),
+                         (w / "folder").mkdir()),
+              lambda w, t=target: script(py, "check_notebook_html.py") + [str(w / "page.html"), "--figures", "0",
+                                                                         "--screenshot", str(t(w))],
+              lambda w, t=target: [str(t(w))])
 
 
 # ---- running -------------------------------------------------------------------------------------------------
