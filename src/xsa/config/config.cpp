@@ -344,18 +344,7 @@ bool operator==(const Config& a, const Config& b) {
 ResolvedVariant resolve_variant(const AttentionConfig& attention, const VariantSpec& variant) {
   ResolvedVariant r;
   r.kind = variant.kind;
-  switch (variant.kind) {
-    case VariantSpec::Kind::kFixed:
-      r.initial_lambda = variant.lambda;
-      break;
-    case VariantSpec::Kind::kLearned:
-      r.initial_lambda = attention.learned_init;
-      break;
-    case VariantSpec::Kind::kGate:
-    case VariantSpec::Kind::kTanhGate:
-      r.initial_lambda = 0.0;
-      break;
-  }
+  r.initial_lambda = initial_lambda(variant, attention.learned_init);
   r.layers = variant.layers.empty() ? attention.layers : variant.layers;
   return r;
 }

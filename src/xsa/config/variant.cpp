@@ -6,21 +6,37 @@
 #include <cstdlib>
 
 #include "xsa/config/config.h"
+#include "xsa/util/choice.h"
 
 namespace xsa {
 
+const VariantKind& variant_kind(VariantSpec::Kind kind) {
+  for (const auto& row : kVariantKinds)
+    if (row.value == kind) return row;
+  return kVariantKinds[0];  // not reached: every kind has a row (tests/unit/common/test_config.cpp)
+}
+
 const char* variant_kind_name(VariantSpec::Kind kind) {
-  switch (kind) {
-    case VariantSpec::Kind::kLearned:
-      return "learned";
-    case VariantSpec::Kind::kGate:
-      return "gate";
-    case VariantSpec::Kind::kTanhGate:
-      return "tanh_gate";
-    case VariantSpec::Kind::kFixed:
-      break;
+  return variant_kind(kind).name;
+}
+
+double initial_lambda(const VariantSpec& spec, double learned_init) {
+  switch (variant_kind(spec.kind).initial) {
+    case InitialLambda::kSpecLambda:
+      return spec.lambda;
+    case InitialLambda::kLearnedInit:
+      return learned_init;
+    case InitialLambda::kZero:
+      return 0.0;
   }
-  return "fixed";
+  return 0.0;  // not reached: every InitialLambda is handled above
+}
+
+bool is_variant_parameter(const std::string& name) {
+  const std::string last = name.substr(name.rfind('.') + 1);  // the whole name when it has no "."
+  for (const auto& row : kVariantKinds)
+    if (*row.parameter != '\0' && last == row.parameter) return true;
+  return false;
 }
 
 std::string VariantSpec::name() const {
@@ -116,16 +132,13 @@ std::optional<VariantSpec> parse_variant_keyword(const std::string& text, std::s
   const std::size_t at = text.find('@');
   const std::string base = text.substr(0, at);
   VariantSpec spec;
+  const std::optional<Kind> keyword = parse_choice<Kind>(base);
   if (base == "sa") {
     spec = VariantSpec{Kind::kFixed, 0.0, true, {}};
   } else if (base == "xsa") {
     spec = VariantSpec{Kind::kFixed, 1.0, true, {}};
-  } else if (base == "learned") {
-    spec = VariantSpec{Kind::kLearned, 0.0, true, {}};
-  } else if (base == "gate") {
-    spec = VariantSpec{Kind::kGate, 0.0, true, {}};
-  } else if (base == "tanh_gate") {
-    spec = VariantSpec{Kind::kTanhGate, 0.0, true, {}};
+  } else if (keyword && *keyword != Kind::kFixed) {  // a kind with a parameter is spelled by its name
+    spec = VariantSpec{*keyword, 0.0, true, {}};
   } else {
     // A number only with layers: a bare number is the YAML number the config parser reads itself.
     const auto v = at == std::string::npos ? std::nullopt : parse_plain_number(base);
@@ -143,8 +156,9 @@ std::optional<VariantSpec> parse_variant_keyword(const std::string& text, std::s
 VariantRecord variant_record(const VariantSpec& spec, double learned_init) {
   VariantRecord r;
   r.kind = variant_kind_name(spec.kind);
-  if (spec.kind == VariantSpec::Kind::kFixed) r.lambda = spec.lambda;
-  if (spec.kind == VariantSpec::Kind::kLearned) r.initial_lambda = learned_init;
+  const InitialLambda initial = variant_kind(spec.kind).initial;
+  if (initial == InitialLambda::kSpecLambda) r.lambda = spec.lambda;
+  if (initial == InitialLambda::kLearnedInit) r.initial_lambda = learned_init;
   return r;
 }
 

@@ -18,7 +18,7 @@ namespace xsa {
 // Any of them with "@<layers>" applies only to those layers, the others staying SA: "xsa@2-3" (layers 2
 // and 3), "xsa@0+2"; without it, the variant applies to attention.layers (empty = every layer).
 struct VariantSpec {
-  // Spelled "fixed", "learned", "gate", "tanh_gate" (variant_kind_name).
+  // What each kind is and does is in kVariantKinds below and xsa/model/variant_lambda.h (docs/extending.md).
   enum class Kind { kFixed, kLearned, kGate, kTanhGate };
   Kind kind = Kind::kFixed;
   double lambda = 0.0;  // for kFixed
@@ -38,8 +38,46 @@ struct VariantSpec {
   }
 };
 
+// Where a kind's λ starts (ResolvedVariant::initial_lambda).
+enum class InitialLambda {
+  kSpecLambda,   // the number the variant was spelled with (fixed: sa = 0, xsa = 1, 0.5, ...)
+  kLearnedInit,  // attention.learned_init
+  kZero,         // 0: training starts as SA
+};
+
+// One row per variant kind, the one place a kind is described on the config side (torch-free): its spelling
+// (results.json's variant_spec.kind, an export's layer kind, and the config keyword for every kind but fixed,
+// which is spelled sa / xsa / a number), the name of its per-head parameter in the model ("" for none: a
+// fixed λ), and where its λ starts. The model's side of a kind (λ from its parameter) is
+// xsa/model/variant_lambda.h. Read through util/choice.h (choice_name, parse_choice) like the other tables.
+struct VariantKind {
+  VariantSpec::Kind value;
+  const char* name;
+  const char* parameter;
+  InitialLambda initial;
+};
+inline constexpr VariantKind kVariantKinds[] = {
+    {VariantSpec::Kind::kFixed, "fixed", "", InitialLambda::kSpecLambda},
+    {VariantSpec::Kind::kLearned, "learned", "xsa_theta", InitialLambda::kLearnedInit},
+    {VariantSpec::Kind::kGate, "gate", "xsa_gate", InitialLambda::kZero},
+    {VariantSpec::Kind::kTanhGate, "tanh_gate", "xsa_alpha", InitialLambda::kZero},
+};
+inline constexpr const auto& choices_of(VariantSpec::Kind) {
+  return kVariantKinds;
+}
+// The row of `kind`.
+const VariantKind& variant_kind(VariantSpec::Kind kind);
+
 // "fixed" | "learned" | "gate" | "tanh_gate": the kind as results.json's variant_spec records it.
 const char* variant_kind_name(VariantSpec::Kind kind);
+
+// The λ a variant starts from: its own number (fixed), attention.learned_init (learned) or 0 (the gates).
+double initial_lambda(const VariantSpec& spec, double learned_init);
+
+// Whether a model parameter name ("blocks.1.attn.xsa_theta") is a variant's per-head λ parameter (a kind's
+// `parameter`): those take the λ learning rate (attention.lambda_lr_scale) and stay out of the shared
+// weights.
+bool is_variant_parameter(const std::string& name);
 
 // A spelling without a number: "sa", "xsa", "learned", "gate", "tanh_gate", optionally "@<layers>"; and
 // "<number>@<layers>" (the number in [0,1]). A bare number is a YAML number, read by the config parser.

@@ -8,12 +8,12 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <limits>
 
 #include "xsa/model/causal_attention.h"
 #include "xsa/model/lm_head_loss.h"
 #include "xsa/model/precision.h"
+#include "xsa/model/variant_lambda.h"
 
 namespace xsa {
 
@@ -145,39 +145,21 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& cfg, const L
     gate =
         register_module("gate", torch::nn::Linear(torch::nn::LinearOptions(cfg.d_model, gates).bias(true)));
   }
-  if (variant_.kind == VariantSpec::Kind::kLearned) {
-    xsa_theta_ = register_parameter("xsa_theta", torch::empty({n_head_}));
-  } else if (variant_.kind == VariantSpec::Kind::kGate) {
-    xsa_gate_ = register_parameter("xsa_gate", torch::empty({n_head_}));
-  } else if (variant_.kind == VariantSpec::Kind::kTanhGate) {
-    xsa_alpha_ = register_parameter("xsa_alpha", torch::empty({n_head_}));
-  }
+  if (has_variant_parameters())
+    variant_parameter_ = register_parameter(variant_kind(variant_.kind).parameter, torch::empty({n_head_}));
   reset_variant_parameters();
 }
 
 void CausalSelfAttentionImpl::reset_variant_parameters() {
   torch::NoGradGuard no_grad;
-  if (xsa_theta_.defined()) {
-    double p = variant_.lambda;
-    xsa_theta_.fill_(std::log(p / (1.0 - p)));  // sigmoid(θ) = initial λ
-  }
-  if (xsa_gate_.defined()) xsa_gate_.zero_();    // starts as SA
-  if (xsa_alpha_.defined()) xsa_alpha_.zero_();  // tanh(0) = 0: starts as SA
+  if (variant_parameter_.defined())
+    variant_parameter_.copy_(initial_variant_parameter(variant_.kind, variant_.lambda, n_head_));
 }
 
 torch::Tensor CausalSelfAttentionImpl::effective_lambda() const {
   torch::NoGradGuard no_grad;
-  switch (variant_.kind) {
-    case VariantSpec::Kind::kLearned:
-      return torch::sigmoid(xsa_theta_).clone();
-    case VariantSpec::Kind::kGate:
-      return xsa_gate_.clone();
-    case VariantSpec::Kind::kTanhGate:
-      return torch::tanh(xsa_alpha_);
-    case VariantSpec::Kind::kFixed:
-    default:
-      return torch::full({n_head_}, variant_.lambda);
-  }
+  if (!variant_parameter_.defined()) return torch::full({n_head_}, variant_.lambda);
+  return lambda_from_parameter(variant_.kind, variant_parameter_).clone();
 }
 
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& mask,
@@ -216,19 +198,11 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const tor
   }
 
   torch::Tensor z = y;  // λ = 0 takes exactly the SA path
-  switch (variant_.kind) {
-    case VariantSpec::Kind::kFixed:
-      if (variant_.lambda != 0.0) z = exclusive_projection(y, v, variant_.lambda);
-      break;
-    case VariantSpec::Kind::kLearned:
-      z = exclusive_projection(y, v, torch::sigmoid(xsa_theta_).view({1, n_head_, 1, 1}));
-      break;
-    case VariantSpec::Kind::kGate:
-      z = exclusive_projection(y, v, xsa_gate_.view({1, n_head_, 1, 1}));
-      break;
-    case VariantSpec::Kind::kTanhGate:
-      z = exclusive_projection(y, v, torch::tanh(xsa_alpha_).view({1, n_head_, 1, 1}));
-      break;
+  if (variant_parameter_.defined()) {
+    z = exclusive_projection(
+        y, v, lambda_from_parameter(variant_.kind, variant_parameter_).view({1, n_head_, 1, 1}));
+  } else if (variant_.lambda != 0.0) {
+    z = exclusive_projection(y, v, variant_.lambda);
   }
   if (probe != nullptr) {
     measure_bias(diag, y, z, v, variant_.impl, probe);
@@ -286,14 +260,6 @@ std::vector<LayerAttention> layer_attention_plan(const ModelConfig& cfg, const A
   for (int l = 0; l < cfg.n_layer; ++l)
     if (resolved.modifies(l)) plan[l] = modified;
   return plan;
-}
-
-bool is_variant_parameter(const std::string& name) {
-  auto ends_with = [&](const char* suffix) {
-    size_t n = std::strlen(suffix);
-    return name.size() >= n && name.compare(name.size() - n, n, suffix) == 0;
-  };
-  return ends_with("xsa_theta") || ends_with("xsa_gate") || ends_with("xsa_alpha");
 }
 
 GptImpl::GptImpl(const ModelConfig& cfg, const AttentionConfig& attention, const VariantSpec& variant,

@@ -80,9 +80,9 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
  private:
   int n_head_, d_head_;
   LayerAttention variant_;
-  torch::Tensor xsa_theta_;  // kLearned: (H), λ = sigmoid(θ)
-  torch::Tensor xsa_gate_;   // kGate: (H), λ = g, zero-initialised
-  torch::Tensor xsa_alpha_;  // kTanhGate: (H), λ = tanh(α), zero-initialised
+  // The kind's per-head λ parameter (H), registered under its name in kVariantKinds ("xsa_theta" of learned,
+  // "xsa_gate", "xsa_alpha"; xsa/model/variant_lambda.h); undefined for a fixed λ.
+  torch::Tensor variant_parameter_;
 };
 TORCH_MODULE(CausalSelfAttention);
 
@@ -159,9 +159,6 @@ class GptImpl : public torch::nn::Module {
   std::vector<Block> block_refs_;
 };
 TORCH_MODULE(Gpt);
-
-// True for names of per-variant XSA parameters ("...xsa_theta", "...xsa_gate", "...xsa_alpha").
-bool is_variant_parameter(const std::string& name);
 
 // The attention modification each layer gets for `variant`: on its own layers ("xsa@2-3") if it has them,
 // else on `attention.layers` (empty = every layer); the other layers are SA.

@@ -1,7 +1,5 @@
 #include "xsa/records/exported_model.h"
 
-#include <array>
-
 #include "xsa/util/error.h"
 #include "xsa/util/sha256.h"
 
@@ -10,9 +8,6 @@ namespace xsa {
 using json = nlohmann::json;
 
 namespace {
-
-constexpr std::array<VariantSpec::Kind, 4> kKinds{VariantSpec::Kind::kFixed, VariantSpec::Kind::kLearned,
-                                                  VariantSpec::Kind::kGate, VariantSpec::Kind::kTanhGate};
 
 // Typed reads of config.json: a missing key or a wrong type is one line naming the key.
 const json& at(const json& doc, const std::string& key, const std::string& source) {
@@ -65,8 +60,9 @@ json to_json(const ExportedModel& m) {
   json layers = json::array();
   for (const auto& l : m.layers) {
     json entry = {{"layer", l.layer}, {"kind", variant_kind_name(l.kind)}};
-    if (l.kind == VariantSpec::Kind::kFixed) entry["lambda"] = l.lambda;
-    if (l.kind == VariantSpec::Kind::kLearned) entry["initial_lambda"] = l.lambda;
+    const InitialLambda initial = variant_kind(l.kind).initial;
+    if (initial == InitialLambda::kSpecLambda) entry["lambda"] = l.lambda;
+    if (initial == InitialLambda::kLearnedInit) entry["initial_lambda"] = l.lambda;
     layers.push_back(entry);
   }
   const auto& p = m.provenance;
@@ -101,10 +97,9 @@ ExportedModel parse_exported_model(const json& doc, const std::string& source) {
     ExportedLayer layer;
     layer.layer = get<int>(l, "layer", source + ": variant.layers");
     const std::string kind = get<std::string>(l, "kind", source + ": variant.layers");
-    bool known = false;
-    for (auto k : kKinds)
-      if (kind == variant_kind_name(k)) layer.kind = k, known = true;
+    const auto known = parse_choice<VariantSpec::Kind>(kind);
     if (!known) throw InputError(source + ": variant.layers: unknown kind '" + kind + "'");
+    layer.kind = *known;
     if (l.contains("lambda")) layer.lambda = get<double>(l, "lambda", source + ": variant.layers");
     if (l.contains("initial_lambda"))
       layer.lambda = get<double>(l, "initial_lambda", source + ": variant.layers");
