@@ -26,6 +26,7 @@ enum class PositionEncoding { kRope, kLearned };           // model.pos
 enum class AttentionImpl { kExplicit, kFused };            // attention.impl
 enum class PrecisionRequest { kFp32, kBf16, kAuto };       // runtime.precision
 enum class OutputGate { kNone, kHeadwise, kElementwise };  // attention.output_gate
+enum class OptimizerKind { kAdamW };                       // train.optimizer
 
 inline constexpr Choice<PositionEncoding> kPositionEncodings[] = {{PositionEncoding::kRope, "rope"},
                                                                   {PositionEncoding::kLearned, "learned"}};
@@ -36,6 +37,7 @@ inline constexpr Choice<PrecisionRequest> kPrecisionRequests[] = {
 inline constexpr Choice<OutputGate> kOutputGates[] = {{OutputGate::kNone, "none"},
                                                       {OutputGate::kHeadwise, "headwise"},
                                                       {OutputGate::kElementwise, "elementwise"}};
+inline constexpr Choice<OptimizerKind> kOptimizerKinds[] = {{OptimizerKind::kAdamW, "adamw"}};
 // The table of an enum (overloads picked by a value of the enum), for xsa/util/choice.h's choice_name,
 // parse_choice and choice_names.
 inline constexpr const auto& choices_of(PositionEncoding) {
@@ -49,6 +51,9 @@ inline constexpr const auto& choices_of(PrecisionRequest) {
 }
 inline constexpr const auto& choices_of(OutputGate) {
   return kOutputGates;
+}
+inline constexpr const auto& choices_of(OptimizerKind) {
+  return kOptimizerKinds;
 }
 
 struct ModelConfig {
@@ -93,6 +98,7 @@ struct AttentionConfig {
 ResolvedVariant resolve_variant(const AttentionConfig& attention, const VariantSpec& variant);
 
 struct TrainConfig {
+  OptimizerKind optimizer = OptimizerKind::kAdamW;  // train/step.h make_optimizer builds it
   int steps = 300;
   int batch_size = 32;
   double lr = 1.0e-3;

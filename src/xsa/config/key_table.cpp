@@ -251,6 +251,7 @@ const std::vector<Key>& keys() {
     k.push_back(choice_key("attention.impl", XSA_FIELD(c.attention.impl)));
     k.push_back(choice_key("attention.output_gate", XSA_FIELD(c.attention.output_gate)));
 
+    k.push_back(choice_key("train.optimizer", XSA_FIELD(c.train.optimizer)));
     k.push_back(count_key("train.steps", XSA_FIELD(c.train.steps), 1, kMaxSteps));
     k.push_back(int_key("train.batch_size", XSA_FIELD(c.train.batch_size), at_least(1), "an integer >= 1"));
     k.push_back(double_key("train.lr", XSA_FIELD(c.train.lr), positive, "a number > 0"));

@@ -20,6 +20,14 @@ constexpr double kLmHeadChunkRows = 512;  // rows of the fused output layer's ch
 constexpr double kProcessBytes = 180.0 * (1 << 20);
 }  // namespace
 
+double optimizer_state_floats(OptimizerKind kind) {
+  switch (kind) {
+    case OptimizerKind::kAdamW:
+      return 2;  // exp_avg and exp_avg_sq (max_exp_avg_sq only with amsgrad, which training never sets)
+  }
+  return 2;  // not reached: every kind is handled above
+}
+
 MemoryEstimate estimate_memory(const Config& cfg, std::int64_t vocab_size) {
   const auto& m = cfg.model;
   const double V = static_cast<double>(vocab_size), C = m.d_model,
@@ -52,7 +60,7 @@ MemoryEstimate estimate_memory(const Config& cfg, std::int64_t vocab_size) {
   MemoryEstimate e;
   e.parameters = kFloat * n;
   e.gradients = kFloat * n;
-  e.optimizer = 2 * kFloat * n;
+  e.optimizer = optimizer_state_floats(cfg.train.optimizer) * kFloat * n;
   e.activations = kFloat * (L * per_layer + outside);
   e.per_run = e.parameters + e.gradients + e.optimizer + e.activations;
   e.concurrent_runs =
@@ -103,7 +111,7 @@ void check_memory_fits(const MemoryEstimate& e, double available, const std::str
   if (e.total <= available) return;
   throw InputError(source + ": this config needs an estimated " + format_bytes(e.total) + " (" +
                    std::to_string(e.concurrent_runs) + " concurrent run(s) × " + format_bytes(e.per_run) +
-                   ": weights, gradients, AdamW state, one step's activations) but the machine has " +
+                   ": weights, gradients, optimizer state, one step's activations) but the machine has " +
                    format_bytes(available) +
                    " available (MemAvailable); lower model.d_model, train.batch_size, data.seq_len or "
                    "runtime.workers");

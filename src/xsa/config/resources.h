@@ -10,9 +10,10 @@
 namespace xsa {
 
 struct MemoryEstimate {
-  double parameters = 0;    // bytes: fp32 weights, per run
-  double gradients = 0;     // bytes: one fp32 gradient per weight, per run
-  double optimizer = 0;     // bytes: AdamW's two fp32 moments per weight, per run
+  double parameters = 0;  // bytes: fp32 weights, per run
+  double gradients = 0;   // bytes: one fp32 gradient per weight, per run
+  double optimizer =
+      0;  // bytes: the optimizer's state (optimizer_state_floats fp32 values per weight), per run
   double activations = 0;   // bytes: what one step keeps for backward (attention scores B·H·T·T per layer
                             // included) plus the output layer's chunk buffers, per run
   double per_run = 0;       // the four above
@@ -20,6 +21,9 @@ struct MemoryEstimate {
   double process = 0;       // fixed cost of a LibTorch process (libraries, allocator, evaluation buffers)
   double total = 0;         // process + concurrent_runs × per_run
 };
+
+// The fp32 values an optimizer keeps per weight (AdamW: its two moments), for the memory estimate.
+double optimizer_state_floats(OptimizerKind kind);
 
 // For `cfg` on data with `vocab_size` tokens. Doubles throughout: absurd configs must not overflow.
 MemoryEstimate estimate_memory(const Config& cfg, std::int64_t vocab_size);

@@ -61,8 +61,8 @@ std::string model_card(const ExperimentResult& experiment, const RunResult& run,
   o << "| steps | " << with_commas(cfg.train.steps) << " |\n";
   o << "| tokens | " << with_commas(tokens) << " (batch " << cfg.train.batch_size << " × " << cfg.data.seq_len
     << ") |\n";
-  o << "| learning rate | " << fmt("%g", cfg.train.lr) << " (AdamW, cosine to " << fmt("%g", cfg.train.min_lr)
-    << ", warmup " << cfg.train.warmup_steps << ") |\n";
+  o << "| learning rate | " << fmt("%g", cfg.train.lr) << " (" << choice_name(cfg.train.optimizer)
+    << ", cosine to " << fmt("%g", cfg.train.min_lr) << ", warmup " << cfg.train.warmup_steps << ") |\n";
   o << "| seed | " << cfg.seed << " |\n";
   if (experiment.data)
     o << "| data | `" << experiment.data->dir << "` (" << with_commas(experiment.data->train_tokens)

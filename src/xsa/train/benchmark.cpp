@@ -78,14 +78,14 @@ std::vector<StepTiming> measure_steps(const Config& cfg, const std::vector<Varia
                                       int steps, int warmup, Precision precision) {
   struct Run {
     Gpt model{nullptr};
-    std::unique_ptr<torch::optim::AdamW> optimizer;
+    std::unique_ptr<torch::optim::Optimizer> optimizer;
     std::vector<double> fwd, bwd, opt, total;
   };
   std::vector<Run> runs(variants.size());
   for (std::size_t i = 0; i < variants.size(); ++i) {
     runs[i].model = Gpt(cfg.model, cfg.attention, variants[i], vocab, cfg.data.seq_len);
     runs[i].model->init_weights(at::make_generator<at::CPUGeneratorImpl>(cfg.seed));
-    runs[i].optimizer = make_adamw(runs[i].model, cfg.train, cfg.attention.lambda_lr_scale);
+    runs[i].optimizer = make_optimizer(runs[i].model, cfg.train, cfg.attention.lambda_lr_scale);
   }
   auto gen = at::make_generator<at::CPUGeneratorImpl>(2);
   for (int s = 0; s < warmup + steps; ++s) {
@@ -94,9 +94,14 @@ std::vector<StepTiming> measure_steps(const Config& cfg, const std::vector<Varia
     for (std::size_t i = 0; i < runs.size(); ++i) {
       auto& r = runs[i];
       // The trainer's own step (constant lr: the schedule costs nothing and changes no timing).
-      const StepOutcome o =
-          train_step(r.model, *r.optimizer, x, y, cfg.train.lr, cfg.attention.lambda_lr_scale,
-                     cfg.train.grad_clip, variants[i].name(), s + 1, precision);
+      StepSettings settings;
+      settings.lr = cfg.train.lr;
+      settings.lambda_lr_scale = cfg.attention.lambda_lr_scale;
+      settings.grad_clip = cfg.train.grad_clip;
+      settings.run = variants[i].name();
+      settings.step_number = s + 1;
+      settings.precision = precision;
+      const StepOutcome o = train_step(r.model, *r.optimizer, x, y, settings);
       if (s < warmup) continue;
       r.fwd.push_back(o.forward_ms);
       r.bwd.push_back(o.backward_ms);

@@ -26,7 +26,7 @@ json checkpoint_identity(const Config& cfg, const TokenDataset& data, const std:
           {"inputs", inputs}};
 }
 
-void save_checkpoint(const std::string& path, Gpt& model, torch::optim::AdamW& optimizer,
+void save_checkpoint(const std::string& path, Gpt& model, torch::optim::Optimizer& optimizer,
                      const json& identity, const json& progress) {
   json state = progress;
   state["identity"] = identity;
@@ -62,7 +62,8 @@ std::string identity_differences(const json& had, const json& want) {
   return differs;
 }
 
-json load_checked(const std::string& path, Gpt& model, torch::optim::AdamW& optimizer, const json& identity) {
+json load_checked(const std::string& path, Gpt& model, torch::optim::Optimizer& optimizer,
+                  const json& identity) {
   torch::serialize::InputArchive archive;
   archive.load_from(path);
   c10::IValue state_value;
@@ -105,7 +106,7 @@ json damaged_is_input_error(const std::string& path, const char* advice, Load&& 
   }
 }
 
-json load_checkpoint(const std::string& path, Gpt& model, torch::optim::AdamW& optimizer,
+json load_checkpoint(const std::string& path, Gpt& model, torch::optim::Optimizer& optimizer,
                      const json& identity) {
   return damaged_is_input_error(path, "; use --force to start over",
                                 [&] { return load_checked(path, model, optimizer, identity); });

@@ -4,6 +4,7 @@
 #include "xsa/train/step.h"
 
 #include <torch/nn/utils/clip_grad.h>
+#include <torch/optim/adamw.h>
 
 #include <chrono>
 #include <cmath>
@@ -20,8 +21,10 @@ namespace {
 constexpr std::size_t kLambdaGroup = 2;  // the λ/gate group, present only when lambda_lr_scale != 1
 }
 
-std::unique_ptr<torch::optim::AdamW> make_adamw(Gpt& model, const TrainConfig& train,
-                                                double lambda_lr_scale) {
+namespace {
+
+std::unique_ptr<torch::optim::Optimizer> make_adamw(Gpt& model, const TrainConfig& train,
+                                                    double lambda_lr_scale) {
   // decay on >= 2-D weights only (not norms, λ, gates); λ and gates in a group of their own when scaled
   std::vector<torch::Tensor> decay, no_decay, lambda_group;
   const bool separate = lambda_lr_scale != 1.0;
@@ -44,21 +47,30 @@ std::unique_ptr<torch::optim::AdamW> make_adamw(Gpt& model, const TrainConfig& t
   return std::make_unique<torch::optim::AdamW>(groups, torch::optim::AdamWOptions(train.lr));
 }
 
-void set_learning_rate(torch::optim::AdamW& optimizer, double lr, double lambda_lr_scale) {
+}  // namespace
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(Gpt& model, const TrainConfig& train,
+                                                        double lambda_lr_scale) {
+  switch (train.optimizer) {
+    case OptimizerKind::kAdamW:
+      return make_adamw(model, train, lambda_lr_scale);
+  }
+  throw std::logic_error("make_optimizer: train.optimizer has no case");  // not reached
+}
+
+void set_learning_rate(torch::optim::Optimizer& optimizer, double lr, double lambda_lr_scale) {
   auto& groups = optimizer.param_groups();
-  // The scale is given twice (make_adamw, every step): an optimizer built for another scale is a bug.
+  // The scale is given twice (make_optimizer, every step): an optimizer built for another scale is a bug.
   if ((groups.size() > kLambdaGroup) != (lambda_lr_scale != 1.0))
     throw std::logic_error("set_learning_rate: lambda_lr_scale " + std::to_string(lambda_lr_scale) +
                            " but the optimizer has " + std::to_string(groups.size()) + " parameter groups");
   for (std::size_t i = 0; i < groups.size(); ++i)
-    static_cast<torch::optim::AdamWOptions&>(groups[i].options())
-        .lr(i == kLambdaGroup ? lr * lambda_lr_scale : lr);
+    groups[i].options().set_lr(i == kLambdaGroup ? lr * lambda_lr_scale : lr);
 }
 
-StepOutcome train_step(Gpt& model, torch::optim::AdamW& optimizer, const torch::Tensor& x,
-                       const torch::Tensor& y, double lr, double lambda_lr_scale, double grad_clip,
-                       const std::string& run, int step_number, Precision precision,
-                       const GradientAverager* average) {
+StepOutcome train_step(Gpt& model, torch::optim::Optimizer& optimizer, const torch::Tensor& x,
+                       const torch::Tensor& y, const StepSettings& settings) {
+  const auto& [lr, lambda_lr_scale, grad_clip, run, step_number, precision, average] = settings;
   using Clock = std::chrono::steady_clock;
   auto ms = [](Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();

@@ -1,7 +1,7 @@
 #pragma once
 // One training step, the only one: xsa-train's step loop and xsa-bench's timings both call train_step,
 // so what the benchmark measures is what training does (docs/ARCHITECTURE.md "Training").
-#include <torch/optim/adamw.h>
+#include <torch/optim/optimizer.h>
 #include <torch/types.h>
 
 #include <functional>
@@ -15,15 +15,16 @@
 
 namespace xsa {
 
-// AdamW as training uses it: decay on >= 2-D weights only, betas/eps/lr from the config. With
-// lambda_lr_scale != 1 the learned λ's θ and the gates (is_variant_parameter) get a third parameter group,
-// whose learning rate set_learning_rate keeps at lr × lambda_lr_scale; with 1 there are two groups, as
-// before the option existed (so earlier checkpoints still load).
-std::unique_ptr<torch::optim::AdamW> make_adamw(Gpt& model, const TrainConfig& train,
-                                                double lambda_lr_scale = 1.0);
+// The optimizer train.optimizer names, as training uses it (docs/extending.md "An optimizer"): one case per
+// OptimizerKind. AdamW: decay on >= 2-D weights only, betas from the config, eps 1e-8. With lambda_lr_scale
+// != 1 the variants' λ parameters (is_variant_parameter) get a third parameter group, whose learning rate
+// set_learning_rate keeps at lr × lambda_lr_scale; with 1 there are two groups, as before the option existed
+// (so earlier checkpoints still load).
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(Gpt& model, const TrainConfig& train,
+                                                        double lambda_lr_scale = 1.0);
 
 // This step's learning rate: `lr` for the weights, lr × lambda_lr_scale for the λ/gate group if there is one.
-void set_learning_rate(torch::optim::AdamW& optimizer, double lr, double lambda_lr_scale);
+void set_learning_rate(torch::optim::Optimizer& optimizer, double lr, double lambda_lr_scale);
 
 struct StepOutcome {
   double loss = 0;       // training loss of the batch, before the update
@@ -36,16 +37,24 @@ struct StepOutcome {
 // gradients and this rank's loss; averages the gradients over the ranks in place and returns the global loss.
 using GradientAverager = std::function<double(std::vector<torch::Tensor>& grads, double loss)>;
 
+// What one step takes besides the model, the optimizer and the batch.
+struct StepSettings {
+  double lr = 0;               // this step's learning rate (the schedule's)
+  double lambda_lr_scale = 1;  // the λ/gate group's learning rate is lr × this (make_optimizer's scale)
+  double grad_clip = 0;        // the global gradient norm's cap; 0 = no clipping
+  std::string run;             // the variant's name, for the error message
+  int step_number = 0;         // 1-based, for the error message
+  Precision precision = Precision::kFp32;
+  const GradientAverager* average = nullptr;  // data-parallel ranks > 1: averages the gradients over them
+};
+
 // Sets the learning rate (set_learning_rate), then forward + fused loss on x (B, T) against y (B, T) (under
 // bf16 autocast when `precision` is bf16: the forward only; backward follows the dtypes autograd recorded),
 // backward, gradient clipping to `grad_clip` (0 = no clipping: gradients stay as backward left them; the norm
-// is still measured) and one AdamW update. Throws RuntimeFailure naming `run` and the 1-based `step_number`
-// when the loss or the gradient norm is not finite (before the weights change). With `average` (ranks > 1)
-// the gradients are averaged over the ranks before clipping, so the norm and the update are the global
-// batch's.
-StepOutcome train_step(Gpt& model, torch::optim::AdamW& optimizer, const torch::Tensor& x,
-                       const torch::Tensor& y, double lr, double lambda_lr_scale, double grad_clip,
-                       const std::string& run, int step_number, Precision precision = Precision::kFp32,
-                       const GradientAverager* average = nullptr);
+// is still measured) and one optimizer update. Throws RuntimeFailure naming `run` and `step_number` when the
+// loss or the gradient norm is not finite (before the weights change). With `average` (ranks > 1) the
+// gradients are averaged over the ranks before clipping, so the norm and the update are the global batch's.
+StepOutcome train_step(Gpt& model, torch::optim::Optimizer& optimizer, const torch::Tensor& x,
+                       const torch::Tensor& y, const StepSettings& settings);
 
 }  // namespace xsa

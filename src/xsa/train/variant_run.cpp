@@ -43,7 +43,7 @@ void VariantRun::build() {
   model_ = Gpt(cfg.model, cfg.attention, spec_, s_.data.meta.vocab_size, cfg.data.seq_len);
   model_->init_weights(at::make_generator<at::CPUGeneratorImpl>(cfg.seed));
   if (!cfg.model.init_from.empty()) init_from_export(model_, cfg, s_.data.meta, spec_);
-  optimizer_ = make_adamw(model_, cfg.train, cfg.attention.lambda_lr_scale);
+  optimizer_ = make_optimizer(model_, cfg.train, cfg.attention.lambda_lr_scale);
   record_.variant = spec_.name();
   record_.spec = variant_record(spec_, cfg.attention.learned_init);
   record_.layers = resolve_variant(cfg.attention, spec_).layers;  // the layers the model modifies
@@ -107,9 +107,15 @@ void VariantRun::run() {
     auto starts = sampler.batch_starts(step_, B);
     auto batch = make_batch(*s_.data.train, starts.data() + s_.rank * local_b, local_b, T);  // (b, T+1)
     auto x = batch.narrow(1, 0, T), y = batch.narrow(1, 1, T);                               // (b, T) each
-    StepOutcome outcome =
-        train_step(model_, *optimizer_, x, y, lr, cfg.attention.lambda_lr_scale, cfg.train.grad_clip,
-                   spec_.name(), step_ + 1, s_.precision, group_ ? &average : nullptr);
+    StepSettings settings;
+    settings.lr = lr;
+    settings.lambda_lr_scale = cfg.attention.lambda_lr_scale;
+    settings.grad_clip = cfg.train.grad_clip;
+    settings.run = spec_.name();
+    settings.step_number = step_ + 1;
+    settings.precision = s_.precision;
+    settings.average = group_ ? &average : nullptr;
+    StepOutcome outcome = train_step(model_, *optimizer_, x, y, settings);
     ++step_;
     double ms = 1e3 * seconds_since(t0);
     step_ms_.push_back(ms);

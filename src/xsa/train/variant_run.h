@@ -119,9 +119,9 @@ class VariantRun {
   VariantSpec spec_;
   Shared& s_;
   Gpt model_{nullptr};
-  std::unique_ptr<torch::optim::AdamW> optimizer_;
-  std::unique_ptr<tensorboard::EventWriter> events_;  // null with log.tensorboard false
-  std::unique_ptr<RankGroup> group_;                  // data-parallel ranks: this run's own process group
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;  // train.optimizer's (make_optimizer)
+  std::unique_ptr<tensorboard::EventWriter> events_;    // null with log.tensorboard false
+  std::unique_ptr<RankGroup> group_;                    // data-parallel ranks: this run's own process group
   RunResult record_;  // what results.json will hold for this run, filled as training goes
   int step_ = 0;
   std::vector<double> step_ms_;

@@ -18,6 +18,17 @@
 namespace xsa {
 namespace {
 
+StepSettings step_settings(double lr, double lambda_lr_scale, double grad_clip, const std::string& run,
+                           int step) {
+  StepSettings s;
+  s.lr = lr;
+  s.lambda_lr_scale = lambda_lr_scale;
+  s.grad_clip = grad_clip;
+  s.run = run;
+  s.step_number = step;
+  return s;
+}
+
 constexpr int kVocab = 64, kSeqLen = 8;
 
 Config small_config() {
@@ -68,8 +79,9 @@ TEST(TrainStep, GradClipZeroLeavesGradientsUntouched) {
   ASSERT_GT(ref_norm, 0.0);
 
   Gpt model = make_model(cfg);
-  auto optimizer = make_adamw(model, cfg.train);
-  StepOutcome out = train_step(model, *optimizer, b.x, b.y, 1e-3, 1.0, cfg.train.grad_clip, "t", 1);
+  auto optimizer = make_optimizer(model, cfg.train);
+  StepOutcome out =
+      train_step(model, *optimizer, b.x, b.y, step_settings(1e-3, 1.0, cfg.train.grad_clip, "t", 1));
   auto params = model->parameters();
   ASSERT_EQ(params.size(), ref.size());
   for (size_t i = 0; i < params.size(); ++i) {
@@ -88,8 +100,9 @@ TEST(TrainStep, PositiveGradClipScalesGradientsToTheLimit) {
   cfg.train.grad_clip = ref_norm / 4;  // binding: every gradient is scaled by ~1/4
 
   Gpt model = make_model(cfg);
-  auto optimizer = make_adamw(model, cfg.train);
-  StepOutcome out = train_step(model, *optimizer, b.x, b.y, 1e-3, 1.0, cfg.train.grad_clip, "t", 1);
+  auto optimizer = make_optimizer(model, cfg.train);
+  StepOutcome out =
+      train_step(model, *optimizer, b.x, b.y, step_settings(1e-3, 1.0, cfg.train.grad_clip, "t", 1));
   EXPECT_NEAR(out.grad_norm, ref_norm, 1e-5 * ref_norm);  // reported before clipping
   double sq = 0;
   auto params = model->parameters();
@@ -104,14 +117,14 @@ TEST(TrainStep, NonFiniteLossThrowsBeforeTheWeightsChange) {
   Config cfg = small_config();
   Batch b = make_batch();
   Gpt model = make_model(cfg);
-  auto optimizer = make_adamw(model, cfg.train);
+  auto optimizer = make_optimizer(model, cfg.train);
   {
     torch::NoGradGuard no_grad;
     model->parameters()[0].fill_(std::numeric_limits<float>::quiet_NaN());
   }
   auto before = model->parameters()[1].clone();
   try {
-    train_step(model, *optimizer, b.x, b.y, 1e-3, 1.0, 1.0, "xsa", 7);
+    train_step(model, *optimizer, b.x, b.y, step_settings(1e-3, 1.0, 1.0, "xsa", 7));
     FAIL() << "expected RuntimeFailure";
   } catch (const RuntimeFailure& e) {
     EXPECT_NE(std::string(e.what()).find("run 'xsa': loss became"), std::string::npos) << e.what();
@@ -136,12 +149,13 @@ TEST_P(LambdaLrScale, ScalesOnlyTheLambdaParameters) {
   auto step_once = [&](double scale) {
     Gpt model(cfg.model, cfg.attention, variant, kVocab, kSeqLen);
     model->init_weights(at::make_generator<at::CPUGeneratorImpl>(5));
-    auto optimizer = make_adamw(model, cfg.train, scale);
+    auto optimizer = make_optimizer(model, cfg.train, scale);
     EXPECT_EQ(optimizer->param_groups().size(), scale == 1.0 ? 2u : 3u);
     std::vector<Moved> moved;
     for (const auto& item : model->named_parameters(true))
       moved.push_back({item.key(), item.value().detach().clone(), {}});
-    train_step(model, *optimizer, b.x, b.y, 1e-3, scale, cfg.train.grad_clip, variant.name(), 1);
+    train_step(model, *optimizer, b.x, b.y,
+               step_settings(1e-3, scale, cfg.train.grad_clip, variant.name(), 1));
     auto now = model->named_parameters(true);
     for (auto& m : moved) {
       m.delta = now[m.name].detach() - m.delta;
@@ -180,8 +194,9 @@ TEST(TrainStep, AnOptimizerBuiltForAnotherLambdaLrScaleIsRefused) {
   Config cfg = small_config();
   Batch b = make_batch();
   Gpt model = make_model(cfg);
-  auto optimizer = make_adamw(model, cfg.train, 1.0);
-  EXPECT_THROW(train_step(model, *optimizer, b.x, b.y, 1e-3, 30.0, 1.0, "xsa", 1), std::logic_error);
+  auto optimizer = make_optimizer(model, cfg.train, 1.0);
+  EXPECT_THROW(train_step(model, *optimizer, b.x, b.y, step_settings(1e-3, 30.0, 1.0, "xsa", 1)),
+               std::logic_error);
 }
 
 }  // namespace
