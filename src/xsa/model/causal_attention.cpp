@@ -6,6 +6,8 @@
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/utils.h>
 
+#include <limits>
+
 #include "xsa/model/flash_attention.h"
 
 namespace xsa {
@@ -90,8 +92,21 @@ struct FusedCausalAttention : public torch::autograd::Function<FusedCausalAttent
 
 }  // namespace
 
+CausalAttentionOutput composite_causal_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                                 const torch::Tensor& v, double scale) {
+  const auto dtype = compute_dtype(q, k, v);  // bfloat16 is computed in float32, as the kernel does
+  const auto qc = q.to(dtype), kc = k.to(dtype), vc = v.to(dtype);
+  const int64_t T = q.size(2);
+  const auto future = at::ones({T, T}, q.options().dtype(at::kBool)).triu(1);  // (T, T): j > i
+  const auto scores = (at::matmul(qc, kc.transpose(-2, -1)) * scale)           // (B, H, T, T)
+                          .masked_fill(future, -std::numeric_limits<double>::infinity());
+  const auto lse = at::logsumexp(scores, -1).detach();  // (B, H, T), no gradient (as the kernel's)
+  return {at::matmul(at::softmax(scores, -1), vc), lse};
+}
+
 CausalAttentionOutput fused_causal_attention(const torch::Tensor& q, const torch::Tensor& k,
                                              const torch::Tensor& v, double scale) {
+  if (!q.device().is_cpu()) return composite_causal_attention(q, k, v, scale);
   auto out = FusedCausalAttention::apply(q, k, v, scale);
   return {out[0], out[1]};
 }

@@ -17,6 +17,13 @@ struct CausalAttentionOutput {
 CausalAttentionOutput fused_causal_attention(const torch::Tensor& q, const torch::Tensor& k,
                                              const torch::Tensor& v, double scale);
 
+// The same y and lse from LibTorch operations alone (the scores B·H·T·T written out, masked, softmax, matmul;
+// autograd's own backward), which run on any device: fused_causal_attention takes this path for tensors not
+// on the CPU (its kernel reads raw CPU memory; docs/ARCHITECTURE.md "Devices"). Equal to the fused kernel on
+// CPU within 1e-5, values and gradients (tests/unit/torch/test_composite_paths.cpp).
+CausalAttentionOutput composite_causal_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                                 const torch::Tensor& v, double scale);
+
 // a_ii = exp(scale · q_i·k_i − lse_i): the attention's diagonal (B, H, T) from the kernel's lse, no grad.
 torch::Tensor attention_diagonal(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& lse,
                                  double scale);

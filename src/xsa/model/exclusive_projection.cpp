@@ -135,13 +135,23 @@ struct ExclusiveProjection : public torch::autograd::Function<ExclusiveProjectio
 
 }  // namespace
 
+torch::Tensor composite_exclusive_projection(const torch::Tensor& y, const torch::Tensor& v,
+                                             const torch::Tensor& lambda) {
+  const auto dtype = compute_dtype(y, v);  // bfloat16 is computed in float32, as the fused function does
+  const auto yc = y.to(dtype), vc = v.to(dtype);
+  const auto v_hat = vc / vc.norm(2, -1, /*keepdim=*/true).clamp_min(kXsaEps);  // (B, H, T, D)
+  const auto along = (yc * v_hat).sum(-1, /*keepdim=*/true);                    // (B, H, T, 1)
+  return yc - (along * lambda.to(dtype)) * v_hat;
+}
+
 torch::Tensor exclusive_projection(const torch::Tensor& y, const torch::Tensor& v,
                                    const torch::Tensor& lambda) {
+  if (!y.device().is_cpu()) return composite_exclusive_projection(y, v, lambda);
   return ExclusiveProjection::apply(y, v, lambda);
 }
 
 torch::Tensor exclusive_projection(const torch::Tensor& y, const torch::Tensor& v, double lambda) {
-  return ExclusiveProjection::apply(y, v, at::scalar_tensor(lambda, y.options().dtype(compute_dtype(y, v))));
+  return exclusive_projection(y, v, at::scalar_tensor(lambda, y.options().dtype(compute_dtype(y, v))));
 }
 
 }  // namespace xsa

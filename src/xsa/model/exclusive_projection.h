@@ -27,5 +27,13 @@ torch::Tensor exclusive_projection(const torch::Tensor& y, const torch::Tensor& 
                                    const torch::Tensor& lambda);
 // Fixed λ (no gradient for λ).
 torch::Tensor exclusive_projection(const torch::Tensor& y, const torch::Tensor& v, double lambda);
+// Both dispatch on the device: the fused function reads raw CPU memory, so tensors on any other device take
+// composite_exclusive_projection (docs/ARCHITECTURE.md "Devices").
+
+// The same z from LibTorch operations alone (autograd's own backward), which run on any device: the seam for
+// a GPU run. Equal to the fused function on CPU within 1e-5, values and gradients
+// (tests/unit/torch/test_composite_paths.cpp).
+torch::Tensor composite_exclusive_projection(const torch::Tensor& y, const torch::Tensor& v,
+                                             const torch::Tensor& lambda);
 
 }  // namespace xsa
