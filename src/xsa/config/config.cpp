@@ -18,6 +18,7 @@
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
 #include "xsa/util/utf8.h"
+#include "xsa/util/yaml_keys.h"
 #include "xsa/util/yaml_text.h"
 
 namespace xsa {
@@ -226,6 +227,7 @@ Config parse_config(const std::string& yaml_text, const std::string& source,
     throw InputError(source + ":" + std::to_string(e.mark.line + 1) + ":" +
                      std::to_string(e.mark.column + 1) + ": invalid YAML: " + e.msg);
   }
+  require_unique_keys(root, source);
   if (!overrides.empty()) {
     if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
     if (!root.IsMap())

@@ -15,6 +15,7 @@
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
 #include "xsa/util/number_text.h"
+#include "xsa/util/yaml_keys.h"
 #include "xsa/util/yaml_text.h"
 
 namespace fs = std::filesystem;
@@ -146,6 +147,7 @@ SweepSpec parse_sweep(const std::string& yaml_text, const std::string& path) {
                      ": invalid YAML: " + e.msg);
   }
   if (!root || !root.IsMap()) throw InputError(path + ": expected a map with keys base, name, grid, set");
+  require_unique_keys(root, path);
 
   SweepSpec spec;
   spec.path = path;

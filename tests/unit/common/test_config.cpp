@@ -8,6 +8,7 @@
 #include "hostile_yaml.h"
 #include "time_bound.h"
 #include "xsa/config/config.h"
+#include "xsa/sweep/sweep.h"
 #include "xsa/util/error.h"
 
 namespace xsa {
@@ -605,6 +606,36 @@ TEST(Config, IdentityIsTheConfigWithoutRuntimeAndLog) {
   Config other_lr = c;
   other_lr.train.lr = 0.02;
   EXPECT_NE(config_identity_json(other_lr), config_identity_json(c));
+}
+
+}  // namespace
+}  // namespace xsa
+
+namespace xsa {
+namespace {
+
+// A key given twice in one map is refused (yaml-cpp keeps both; a reader would take one without a word), in a
+// section and at the top, in a config and in a sweep file; the same key in two sections is no ambiguity.
+TEST(ConfigErrors, AKeyGivenTwiceInOneMapIsRefused) {
+  auto refusal = [](const std::string& yaml) {
+    try {
+      parse_config(yaml, "c.yaml");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(refusal("train:\n  steps: 5\n  steps: 10\n"),
+            "c.yaml:3: the key 'steps' appears twice in one map; expected each key once");
+  EXPECT_EQ(refusal("train: {steps: 5}\nseed: 1\ntrain: {lr: 0.1}\n"),
+            "c.yaml:3: the key 'train' appears twice in one map; expected each key once");
+  EXPECT_EQ(refusal("train: {steps: 50}\neval: {steps: 5}\n").find("appears twice"), std::string::npos);
+  try {
+    parse_sweep("base: ../default.yaml\ngrid:\n  seed: [1]\n  seed: [2]\n", "s.yaml");
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "s.yaml:4: the key 'seed' appears twice in one map; expected each key once");
+  }
 }
 
 }  // namespace
