@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "xsa/config/resources.h"
 #include "xsa/data/pieces.h"
 #include "xsa/data/token_data.h"
 #include "xsa/tokenizer/stories.h"
@@ -119,7 +120,15 @@ void validate_prepare_options(const PrepareOptions& options) {
                      std::to_string(kMinVocabSize) + ".." + std::to_string(kMaxVocabSize) +
                      " (259 ids are reserved for <unk>, <s>, </s> and byte fallback; ids must fit uint16)");
   }
-  if (options.tokenizer_threads < 1) throw InputError("--tokenizer-threads: expected >= 1");
+  // Thread counts are bounded by the machine before any thread starts (a typo of 1000000 would start them).
+  const int cores = machine_limits().cores;
+  if (options.tokenizer_threads < 1 || options.tokenizer_threads > cores)
+    throw InputError("--tokenizer-threads " + std::to_string(options.tokenizer_threads) + ": expected 1.." +
+                     std::to_string(cores) + " (the cores this process may use)");
+  if (options.encode_threads < 0 || options.encode_threads > cores)
+    throw InputError("--threads " + std::to_string(options.encode_threads) +
+                     ": expected 0 (all cores) or 1.." + std::to_string(cores) +
+                     " (the cores this process may use)");
   if (options.max_sentences < 1) throw InputError("--max-sentences: expected >= 1");
   for (const auto* list : {&options.train_files, &options.val_files}) {
     for (const auto& path : *list) {
@@ -206,8 +215,7 @@ nlohmann::ordered_json dataset_meta(const Tokenizer& tokenizer, const TrainedTok
 
 void run_prepare(const PrepareOptions& options, std::ostream& progress) {
   validate_prepare_options(options);
-  const int encode_threads =
-      options.encode_threads > 0 ? options.encode_threads : std::max(1u, std::thread::hardware_concurrency());
+  const int encode_threads = options.encode_threads > 0 ? options.encode_threads : machine_limits().cores;
 
   const auto start = Clock::now();
   StagingFolder staging(options.out_dir, options.force);

@@ -242,6 +242,16 @@ TEST_F(PrepareCli, BadInputsFailCleanly) {
   expect_clean_failure(dir, args(kTrainA, "60000", dir / "new_parent/x/out"), "cannot be reached");
   std::filesystem::create_directories(dir / "exists");
   expect_clean_failure(dir, args(kTrainA, "400", dir / "exists"), "output folder already exists");
+  // Thread counts are bounded by the machine before any thread starts (no test machine has 100,000 cores).
+  std::vector<std::string> many = args(kTrainA);
+  many.insert(many.end(), {"--threads", "100000"});
+  expect_clean_failure(dir, many, "--threads 100000: expected 0 (all cores) or 1..");
+  many = args(kTrainA);
+  many.insert(many.end(), {"--tokenizer-threads", "100000"});
+  expect_clean_failure(dir, many, "--tokenizer-threads 100000: expected 1..");
+  many = args(kTrainA);
+  many.push_back("--threads=-3");
+  expect_clean_failure(dir, many, "--threads -3: expected 0 (all cores) or 1..");
   // Usage errors from the argument parser are one line and exit 2 as well.
   expect_clean_failure(dir, {"--vocab-size", "many"}, "--vocab-size");
   expect_clean_failure(dir, {"--no-such-option"}, "no-such-option");
