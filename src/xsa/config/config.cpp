@@ -134,7 +134,7 @@ void read_tree(const YAML::Node& root, Config& c, const Context& ctx) {
         std::string why;
         auto v = as_variant(entry.second, &why);
         if (!v && !why.empty()) fail(ctx, kLambdaKey, describe(entry.second) + ": " + why);
-        if (!v) fail_got(ctx, kLambdaKey, entry.second, kVariantExpected);
+        if (!v) fail_got(ctx, kLambdaKey, entry.second, variant_spellings());
         VariantSpec sa{VariantSpec::Kind::kFixed, 0.0, true, {}};
         if (v->name() == sa.name())
           fail(ctx, kLambdaKey, "got 'sa', expected a variant other than the sa baseline it is paired with");

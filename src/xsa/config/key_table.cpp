@@ -199,7 +199,7 @@ const std::vector<Key>& keys() {
                  [](Config& c, const YAML::Node& n, const Context& ctx) {
                    const std::string key = "attention.variants";
                    if (!n || !n.IsSequence() || n.size() == 0)
-                     fail_got(ctx, key, n, std::string("a non-empty list of ") + kVariantExpected);
+                     fail_got(ctx, key, n, std::string("a non-empty list of ") + variant_spellings());
                    std::vector<VariantSpec> out;
                    std::set<std::string> names;  // repeats found in n log n, not by comparing every pair
                    for (std::size_t i = 0; i < n.size(); ++i) {
@@ -208,7 +208,7 @@ const std::vector<Key>& keys() {
                      auto v = as_variant(n[i], &why);
                      if (!v && !why.empty()) fail(ctx, key, entry + describe(n[i]) + ": " + why);
                      if (!v)
-                       fail(ctx, key, entry + "got " + describe(n[i]) + ", expected " + kVariantExpected);
+                       fail(ctx, key, entry + "got " + describe(n[i]) + ", expected " + variant_spellings());
                      if (!names.insert(v->name()).second)
                        fail(ctx, key, "duplicate variant '" + v->name() + "', expected distinct variants");
                      out.push_back(*v);

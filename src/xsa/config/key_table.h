@@ -38,7 +38,6 @@ std::string describe(const YAML::Node& n);
 // Parses one variant spelling (xsa/config/variant.h): a keyword, a number in [0,1], either with "@<layers>".
 // `why` as parse_variant_keyword's: what is wrong with the layer list, when that is why it is refused.
 std::optional<VariantSpec> as_variant(const YAML::Node& n, std::string* why = nullptr);
-inline constexpr const char* kVariantExpected = kVariantSpellings;
 
 // One config key: how to read it from YAML (with its range check) and how to write it back.
 struct Key {

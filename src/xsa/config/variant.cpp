@@ -32,6 +32,13 @@ double initial_lambda(const VariantSpec& spec, double learned_init) {
   return 0.0;  // not reached: every InitialLambda is handled above
 }
 
+std::string variant_spellings() {
+  std::string out = "sa, xsa";
+  for (const auto& row : kVariantKinds)
+    if (*row.parameter != '\0') out += std::string(", ") + row.name;
+  return out + " or a number in [0, 1], optionally with @<layers> (e.g. xsa@2-3)";
+}
+
 bool is_variant_parameter(const std::string& name) {
   const std::string last = name.substr(name.rfind('.') + 1);  // the whole name when it has no "."
   for (const auto& row : kVariantKinds)

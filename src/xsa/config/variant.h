@@ -84,8 +84,9 @@ bool is_variant_parameter(const std::string& name);
 // nullopt when the text is none of these; then `why`, if given, says what is wrong with its layer list when
 // that is the reason (parse_layer_list), else it is left empty.
 std::optional<VariantSpec> parse_variant_keyword(const std::string& text, std::string* why = nullptr);
-inline constexpr const char* kVariantSpellings =
-    "sa, xsa, learned, gate, tanh_gate or a number in [0, 1], optionally with @<layers> (e.g. xsa@2-3)";
+// Every spelling, for messages: "sa, xsa, learned, gate, tanh_gate or a number in [0, 1], optionally with
+// @<layers> (e.g. xsa@2-3)", the kinds with a parameter read from kVariantKinds.
+std::string variant_spellings();
 
 // The most layers a model may have (model.n_layer's upper bound in the key table), so a layer index is at
 // most kMaxLayers - 1 wherever one is typed. Layer lists are checked against it before anything is expanded:

@@ -41,7 +41,8 @@ struct BiasProbe {
 // How attention is computed and modified in one layer.
 struct LayerAttention {
   VariantSpec::Kind kind = VariantSpec::Kind::kFixed;
-  double lambda = 0.0;  // kFixed: λ; kLearned: initial λ; kGate, kTanhGate: unused (start at 0)
+  double lambda =
+      0.0;  // the initial λ (ResolvedVariant::initial_lambda): fixed λ, or where a trained λ starts
   AttentionImpl impl = AttentionImpl::kExplicit;
   OutputGate output_gate = OutputGate::kNone;  // every layer's, whatever its variant (attention.output_gate)
 };

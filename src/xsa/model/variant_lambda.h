@@ -9,15 +9,11 @@
 
 namespace xsa {
 
-// The initial value of a kind's parameter (H) for a λ that starts at `initial_lambda`:
-//   learned   θ = logit(λ₀), so sigmoid(θ) = λ₀ (attention.learned_init)
-//   gate      g = 0 (λ = g: training starts as SA)
-//   tanh_gate α = 0 (λ = tanh(α): starts as SA)
-// Not for kFixed, which has no parameter.
+// The initial value of a kind's parameter (H) for a λ that starts at `initial_lambda` (each kind's rule is
+// written beside its case in the .cpp). Not for kFixed, which has no parameter.
 torch::Tensor initial_variant_parameter(VariantSpec::Kind kind, double initial_lambda, int64_t n_head);
 
-// λ per head (H) from the kind's parameter (H), differentiable: sigmoid(θ), g itself, tanh(α). Not for
-// kFixed.
+// λ per head (H) from the kind's parameter (H), differentiable. Not for kFixed.
 torch::Tensor lambda_from_parameter(VariantSpec::Kind kind, const torch::Tensor& parameter);
 
 }  // namespace xsa

@@ -19,8 +19,8 @@ inline constexpr const char* kExportFormat = "xsa.export/1";
 // forward pass uses (RoPE base, the norms' ε). Two models load each other's weights when these are equal.
 nlohmann::json model_architecture(const ModelConfig& model, OutputGate output_gate, std::int64_t vocab_size);
 
-// How one layer's attention is modified (config.json's "variant.layers"): its kind ("fixed", "learned",
-// "gate", "tanh_gate"), λ for fixed layers (0 = SA) and the initial λ for learned ones.
+// How one layer's attention is modified (config.json's "variant.layers"): its kind (kVariantKinds' spelling),
+// λ for fixed layers (0 = SA) and the initial λ of a kind that starts at attention.learned_init.
 struct ExportedLayer {
   int layer = 0;
   VariantSpec::Kind kind = VariantSpec::Kind::kFixed;

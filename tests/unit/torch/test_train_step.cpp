@@ -185,9 +185,15 @@ TEST_P(LambdaLrScale, ScalesOnlyTheLambdaParameters) {
   EXPECT_EQ(lambda_tensors, cfg.model.n_layer);
 }
 
-INSTANTIATE_TEST_SUITE_P(LearnedAndGate, LambdaLrScale,
-                         ::testing::Values(VariantSpec::Kind::kLearned, VariantSpec::Kind::kGate,
-                                           VariantSpec::Kind::kTanhGate),
+// Every kind with a trained λ (kVariantKinds' rows with a parameter), so a new kind is tested here too.
+std::vector<VariantSpec::Kind> kinds_with_a_parameter() {
+  std::vector<VariantSpec::Kind> out;
+  for (const auto& row : kVariantKinds)
+    if (*row.parameter != '\0') out.push_back(row.value);
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(LearnedAndGate, LambdaLrScale, ::testing::ValuesIn(kinds_with_a_parameter()),
                          [](const auto& info) { return std::string(variant_kind_name(info.param)); });
 
 TEST(TrainStep, AnOptimizerBuiltForAnotherLambdaLrScaleIsRefused) {

@@ -33,7 +33,10 @@ TEST(VariantKinds, EveryKindHasOneRowWithItsSpellingParameterAndStart) {
       EXPECT_EQ(parse_variant_keyword(std::string(row.name) + "@1")->layers, std::vector<int>{1});
     }
   }
-  EXPECT_EQ(names.size(), 4u);
+  EXPECT_EQ(names.size(), std::size(kVariantKinds));
+  EXPECT_EQ(
+      variant_spellings(),
+      "sa, xsa, learned, gate, tanh_gate or a number in [0, 1], optionally with @<layers> (e.g. xsa@2-3)");
   EXPECT_FALSE(is_variant_parameter("blocks.0.attn.qkv.weight"));
   EXPECT_FALSE(is_variant_parameter("blocks.0.attn.xsa_theta_extra"));
   EXPECT_FALSE(parse_variant_keyword("fixed").has_value()) << "fixed λ is spelled sa, xsa or a number";
