@@ -318,16 +318,20 @@ def run(prog, main, *args):
     if sys.stdout is not None:  # None: started with stdout closed, where print() writes nothing
         sys.stdout = _Stdout(sys.stdout)
     code = None
+    said = False  # whether the script already printed its one line on stderr (fail() ends with SystemExit)
     try:
         try:
             code = main(*args)
         except SystemExit as e:  # a script's own fail(): its line is printed; stdout is still flushed below
             code = e.code
+            said = code not in (None, 0)
         if sys.stdout is not None:
             sys.stdout.flush()
     except InputError as e:
         _drop_stdout()
-        if code not in (None, 0):  # the script failed already and said why; stdout failing too adds nothing
+        if said:  # the script failed already and said why on stderr; stdout failing too adds nothing
             sys.exit(code)
-        fail(prog, e)
+        # What the script printed (its result, or why it failed with a non-zero return) went nowhere: say so.
+        print(f"{prog}: error: {one_line(e)}", file=sys.stderr)
+        sys.exit(code if code not in (None, 0) else e.code)
     sys.exit(code)
