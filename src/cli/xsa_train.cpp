@@ -188,15 +188,15 @@ int run_train(const TrainOptions& opt) {
       {{opt.config_path, "--config"}, {cfg.data.dir, "data.dir"}, {cfg.model.init_from, "model.init_from"}});
   if (ranks.rank == 0) check_output_folder(out, opt);  // rank 0 alone writes there
   if (opt.ranks > 1) {
-    // Bounded by this machine before anything forks: each rank holds the model and its share of the batch,
-    // and one process group per variant plus the run's own.
+    // --ranks N: the input is checked here once (one line, not one per rank), bounded by this machine before
+    // anything forks (each rank holds the model and its share of the batch, and one process group per variant
+    // plus the run's own), then the ranks start.
     xsa::Config rank_cfg = cfg;
     rank_cfg.train.batch_size /= opt.ranks;
     xsa::check_ranks_fit(opt.ranks, xsa::estimate_memory(rank_cfg, data.meta.vocab_size),
                          static_cast<int>(cfg.attention.variants.size()) + 1, xsa::machine_limits());
+    return xsa::run_local_ranks(rank_command(opt.argv), opt.ranks, "xsa-train");
   }
-  // --ranks N: the input is checked here once (one line, not one per rank), then the ranks start.
-  if (opt.ranks > 1) return xsa::run_local_ranks(rank_command(opt.argv), opt.ranks, "xsa-train");
   const bool quiet = opt.quiet || ranks.rank != 0;
 
   if (!quiet) {

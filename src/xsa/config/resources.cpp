@@ -143,10 +143,9 @@ void check_ranks_fit(int ranks, const MemoryEstimate& per_rank, int process_grou
   // A rank's descriptors: libraries, logs, checkpoints (64 is generous) and two sockets to each other rank
   // per process group (Gloo's pairs); the launcher's: a pipe per rank.
   constexpr long kBaseFiles = 64;
-  const long per_rank_files = kBaseFiles + 2L * (ranks - 1) * process_groups;
-  const long launcher_files = kBaseFiles + 2L * ranks;
-  if (std::max(per_rank_files, launcher_files) > machine.open_files)
-    throw InputError(n + ": needs about " + std::to_string(std::max(per_rank_files, launcher_files)) +
+  const long files = std::max(kBaseFiles + 2L * (ranks - 1) * process_groups, kBaseFiles + 2L * ranks);
+  if (files > machine.open_files)
+    throw InputError(n + ": needs about " + std::to_string(files) +
                      " open files per process but the limit is " + std::to_string(machine.open_files) +
                      " (ulimit -n); use fewer ranks or raise the limit");
 }

@@ -137,14 +137,9 @@ std::map<std::string, std::string> safetensors_metadata(const ExportedModel& m,
 }  // namespace
 
 ExportedModel export_variant(const ExportRequest& request) {
-  if (request.out_dir.empty()) throw InputError("--out: empty folder name");
   // Before anything is read: an export written over (or around) the run it reads would replace the run.
   require_output_apart({request.out_dir, "--out"}, {{request.run_dir, "the run folder"}});
-  if (path_exists(request.out_dir) && !request.force)
-    throw InputError(request.out_dir +
-                     ": already exists; pass --force to replace it or choose another --out");
-  if (path_exists(request.out_dir) && !is_directory(request.out_dir))
-    throw InputError(request.out_dir + ": exists and is not a folder");
+  require_replaceable_folder(request.out_dir, request.force);
   TrainedVariant trained = load_trained_variant(request.run_dir, request.variant);
   const ExperimentResult& experiment = trained.experiment;
 

@@ -59,14 +59,20 @@ int remove_orphaned_staging(const std::string& out_dir) {
   return removed;
 }
 
-StagingFolder::StagingFolder(const std::string& out_dir, bool force) : out_(trimmed(out_dir)), force_(force) {
-  if (out_.empty()) throw InputError("--out: expected a folder path");
+void require_replaceable_folder(const std::string& out_dir, bool force) {
+  const std::string out = trimmed(out_dir);
+  if (out.empty()) throw InputError("--out: expected a folder path");
   std::error_code ec;
-  const auto status = fs::symlink_status(out_, ec);
+  const auto status = fs::symlink_status(out, ec);
   if (fs::exists(status)) {
-    if (!force_) throw InputError(out_ + ": output folder already exists (use --force to replace it)");
-    if (!fs::is_directory(status)) throw InputError(out_ + ": exists and is not a folder; not replacing it");
+    if (!force) throw InputError(out + ": output folder already exists (use --force to replace it)");
+    if (!fs::is_directory(status)) throw InputError(out + ": exists and is not a folder; not replacing it");
   }
+}
+
+StagingFolder::StagingFolder(const std::string& out_dir, bool force) : out_(trimmed(out_dir)), force_(force) {
+  require_replaceable_folder(out_, force_);
+  std::error_code ec;
   const fs::path out_path(out_);
   const fs::path parent = parent_of(out_path);
   // Remember the top-most parent we create, to remove it again on failure.

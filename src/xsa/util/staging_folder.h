@@ -39,6 +39,10 @@ class StagingFolder {
   bool committed_ = false;
 };
 
+// StagingFolder's checks of `out_dir` alone (exists without `force`: InputError; exists and is not a folder:
+// InputError), for a command that checks its output before any work and builds the folder later.
+void require_replaceable_folder(const std::string& out_dir, bool force);
+
 // Removes the orphaned temporary folders of killed writers beside `out_dir` (`.NAME.tmp-*` whose flock can
 // be taken, and their `.old` leftovers); returns how many. StagingFolder calls it; exposed for the tests.
 int remove_orphaned_staging(const std::string& out_dir);

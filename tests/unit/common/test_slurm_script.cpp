@@ -151,43 +151,26 @@ TEST_F(SlurmScript, ControlBytesInAnyValueAreRefusedWithOneLine) {
       "x\ntouch " + marker, "x\rtouch " + marker, std::string("x\0y", 3), "bell\x07", "del\x7f",
       "esc\x1b[31m"};
   for (const std::string& value : hostile) {
-    for (int field = 0; field < 6; ++field) {
+    // Each field of the train submission, the message's start when it holds the value.
+    using Set = void (*)(xsa::SlurmTrainSubmission&, const std::string&);
+    const std::vector<std::pair<std::string, Set>> fields = {
+        {"the config's name: holds ", [](auto& s, const auto& v) { s.name += v; }},
+        {"--config: holds ", [](auto& s, const auto& v) { s.config += v; }},
+        {"--out: holds ", [](auto& s, const auto& v) { s.out_dir += v; }},
+        {"the xsa-train executable: holds ", [](auto& s, const auto& v) { s.trainer += v; }},
+        {"the working folder: holds ", [](auto& s, const auto& v) { s.workdir += v; }},
+        {"--set: holds ", [](auto& s, const auto& v) { s.overrides = {"name=" + v}; }}};
+    for (const auto& [expected, set] : fields) {
       xsa::SlurmTrainSubmission s;
       s.name = "n";
       s.config = "/c.yaml";
       s.out_dir = "/out";
       s.trainer = "/bin/trainer";
       s.workdir = "/work";
-      std::string expected;
-      switch (field) {
-        case 0:
-          s.name += value;
-          expected = "the config's name: holds ";
-          break;
-        case 1:
-          s.config += value;
-          expected = "--config: holds ";
-          break;
-        case 2:
-          s.out_dir += value;
-          expected = "--out: holds ";
-          break;
-        case 3:
-          s.trainer += value;
-          expected = "the xsa-train executable: holds ";
-          break;
-        case 4:
-          s.workdir += value;
-          expected = "the working folder: holds ";
-          break;
-        case 5:
-          s.overrides = {"name=" + value};
-          expected = "--set: holds ";
-          break;
-      }
+      set(s, value);
       try {
         xsa::slurm_train_script(s);
-        ADD_FAILURE() << "accepted field " << field << ": " << value;
+        ADD_FAILURE() << "accepted " << expected << value;
       } catch (const xsa::InputError& e) {
         const std::string what = e.what();
         EXPECT_EQ(what.rfind(expected, 0), 0u) << what;
