@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "process.h"
 #include "xsa/records/results.h"
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
@@ -25,13 +26,10 @@ namespace fs = std::filesystem;
 class OutputApart : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "xsa_test_apart_XXXXXX").string();
-    dir_ = ::mkdtemp(pattern.data());
     fs::create_directories(dir_ + "/runs/a/checkpoints");
     fs::create_directories(dir_ + "/runs/ab");
     std::ofstream(dir_ + "/config.yaml") << "name: x\n";
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // The InputError's message, or "" when the output is accepted.
   std::string refusal(const std::string& out, const std::string& input) {
@@ -43,7 +41,8 @@ class OutputApart : public ::testing::Test {
     return "";
   }
 
-  std::string dir_;
+  testing::TempDir tmp_;  // removed with the fixture
+  const std::string dir_ = tmp_.path();
 };
 
 TEST_F(OutputApart, RefusesAnOutputThatIsContainsOrLiesInsideAnInput) {
