@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Configures and builds the sanitizer build shared by scripts/sanitize.sh and scripts/fuzz.sh: clang-14 with
 # AddressSanitizer + UndefinedBehaviorSanitizer (-fno-sanitize-recover=all) and libFuzzer coverage
-# (-DXSA_FUZZ=ON), in build-sanitize/. One build dir for both, so CI compiles the library once.
+# (-DXSA_FUZZ=ON), in build-sanitize/. One build dir for both, so CI compiles the library once. File by
+# file (-DXSA_UNITY_BUILD=OFF): the one build that checks every source compiles on its own includes.
 #   scripts/sanitize_build.sh TARGET...
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,6 @@ if command -v ccache >/dev/null; then
 fi
 start=$(date +%s)
 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
-  -DXSA_SANITIZE=address,undefined -DXSA_FUZZ=ON "${launcher[@]}" >/dev/null
+  -DXSA_SANITIZE=address,undefined -DXSA_FUZZ=ON -DXSA_UNITY_BUILD=OFF "${launcher[@]}" >/dev/null
 cmake --build build-sanitize -j "$(nproc)" --target "$@"
 echo "sanitize_build: $* took $(( $(date +%s) - start )) s"

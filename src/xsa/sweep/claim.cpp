@@ -17,15 +17,13 @@
 #include <sstream>
 
 #include "xsa/util/error.h"
+#include "xsa/util/text.h"
+#include "xsa/util/timing.h"
 
 namespace fs = std::filesystem;
 
 namespace xsa {
 namespace {
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -35,11 +33,6 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-std::string trimmed(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
 std::string host_name() {
   char buf[256] = {};
   if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown-host";
@@ -47,7 +40,7 @@ std::string host_name() {
 }
 
 std::string boot_id() {
-  return trimmed(slurp("/proc/sys/kernel/random/boot_id"));
+  return trim_trailing_whitespace(slurp("/proc/sys/kernel/random/boot_id"));
 }
 
 // Field 22 of /proc/<pid>/stat (start time in clock ticks since boot); 0 if unknown. The command name
@@ -110,7 +103,7 @@ bool write_new_file(const std::string& path, const std::string& content) {
 }
 
 double file_age(const struct stat& st) {
-  return unix_now() -
+  return unix_seconds() -
          (static_cast<double>(st.st_mtim.tv_sec) + 1e-9 * static_cast<double>(st.st_mtim.tv_nsec));
 }
 
@@ -157,7 +150,7 @@ ClaimHolder this_process_holder() {
   h.boot_id = boot_id();
   h.pid = static_cast<long>(::getpid());
   h.process_start = process_start_time(h.pid);
-  h.since = unix_now();
+  h.since = unix_seconds();
   h.job = slurm_job();
   h.token = h.host + "-" + std::to_string(h.pid) + "-" + random_hex();
   return h;

@@ -23,6 +23,7 @@
 #include "xsa/util/fs.h"
 #include "xsa/util/progress.h"
 #include "xsa/util/stop_signal.h"
+#include "xsa/util/timing.h"
 
 namespace fs = std::filesystem;
 
@@ -90,10 +91,6 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& log_path) {
   }
   ::close(fd);
   return pid;
-}
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 void sleep_ms(int ms) {
@@ -245,7 +242,7 @@ class SweepRun {
     r.process = {h.host, static_cast<long>(h.pid), h.job};
     r.attempt = s.attempt;
     r.started_at = started_at;
-    r.updated_at = unix_now();
+    r.updated_at = unix_seconds();
     r.wall_s = s.wall_s;
     write_file_atomic(point_dir(*s.point) + "/status.json", to_json(r).dump(1) + "\n");
   }
@@ -299,7 +296,7 @@ class SweepRun {
     running_[pid] = i;
     s.status = PointStatus::kRunning;
     s.started = Clock::now();
-    s.started_at = unix_now();
+    s.started_at = unix_seconds();
     write_point_status(s, s.started_at);
     write_summary();
     report("started", p.run_id + (resume ? " (resuming from its checkpoints)" : ""));

@@ -12,6 +12,7 @@
 
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
+#include "xsa/util/text.h"
 
 namespace fs = std::filesystem;
 
@@ -76,11 +77,6 @@ void require_script_safe(const std::string& what, const std::string& value) {
     throw InputError(what + ": holds " + name + " (byte " + hex + " at offset " + std::to_string(i) +
                      "); a value written into an sbatch script may hold no control characters");
   }
-}
-
-std::string trimmed(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  return s;
 }
 
 }  // namespace
@@ -153,7 +149,7 @@ Submitted sbatch(const std::string& out_dir, const std::string& name, const std:
   argv.insert(argv.end(), sbatch_args.begin(), sbatch_args.end());
   argv.push_back(r.script);
   auto [rc, output] = run_capture(argv);
-  output = trimmed(output);
+  output = trim_trailing_whitespace(output);
   if (rc != 0) {
     if (auto nl = output.rfind('\n'); nl != std::string::npos) output = output.substr(nl + 1);
     throw RuntimeFailure("sbatch failed (exit " + std::to_string(rc) + "): " + output + " [script " +

@@ -10,6 +10,7 @@
 #include "xsa/util/crc32c.h"
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
+#include "xsa/util/timing.h"
 
 namespace xsa::tensorboard {
 namespace {
@@ -111,14 +112,9 @@ std::string tfrecord(const std::string& payload) {
   return record;
 }
 
-double wall_time_now() {
-  using namespace std::chrono;
-  return duration<double>(system_clock::now().time_since_epoch()).count();
-}
-
 EventWriter::EventWriter(const std::string& dir, std::optional<std::int64_t> purge_from) {
   make_directories(dir);
-  const double now = wall_time_now();
+  const double now = unix_seconds();
   const std::string base =
       dir + "/events.out.tfevents." + std::to_string(static_cast<long long>(now)) + "." + host_name();
   for (int attempt = 0; attempt < 1000 && file_ == nullptr; ++attempt) {
@@ -145,7 +141,7 @@ EventWriter::~EventWriter() {
 }
 
 void EventWriter::scalars(std::int64_t step, const std::vector<std::pair<std::string, float>>& values) {
-  if (!values.empty()) write_record(scalars_event(wall_time_now(), step, values));
+  if (!values.empty()) write_record(scalars_event(unix_seconds(), step, values));
 }
 
 void EventWriter::write_record(const std::string& payload) {

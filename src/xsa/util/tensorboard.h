@@ -26,9 +26,6 @@ std::string scalars_event(double wall_time, std::int64_t step,
 std::string session_start_event(double wall_time, std::int64_t step);
 std::string tfrecord(const std::string& payload);
 
-// Seconds since the epoch with sub-second precision (the wall_time TensorBoard plots against).
-double wall_time_now();
-
 // One event file in `dir` (created with its parents): events.out.tfevents.<unix seconds>.<host>, with a
 // numeric suffix if a file of that name exists (a resume in the same second). Not thread-safe: one writer
 // per run. Every method throws RuntimeFailure naming the file when writing fails.

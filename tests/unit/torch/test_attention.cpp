@@ -4,15 +4,13 @@
 #include <torch/utils.h>
 
 #include "tiny_model.h"
+#include "torch_testing.h"
 #include "xsa/model/gpt.h"
 
 namespace xsa {
 namespace {
 
-torch::Tensor randn(std::vector<int64_t> shape, uint64_t seed, torch::ScalarType dtype = torch::kDouble) {
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
-  return torch::randn(shape, gen, torch::TensorOptions().dtype(dtype));
-}
+using xsa::testing::seeded_randn;
 
 TEST(ExclusiveProjection, HandComputedTwoDimensional) {
   // y = (1, 2), v = (3, 0): v̂ = (1, 0), y·v̂ = 1, so XSA leaves (0, 2) and λ=0.5 leaves (0.5, 2).
@@ -30,7 +28,7 @@ TEST(ExclusiveProjection, HandComputedTwoDimensional) {
 }
 
 TEST(ExclusiveProjection, OutputIsOrthogonalToOwnValue) {
-  auto y = randn({3, 4, 7, 16}, 1), v = randn({3, 4, 7, 16}, 2);
+  auto y = seeded_randn({3, 4, 7, 16}, 1), v = seeded_randn({3, 4, 7, 16}, 2);
   auto z = exclusive_projection(y, v, 1.0);
   auto v_hat = v / v.norm(2, {-1}, true);
   auto dots = (z * v_hat).sum(-1);  // (B, H, T)
@@ -45,7 +43,7 @@ TEST(ExclusiveProjection, OutputIsOrthogonalToOwnValue) {
 }
 
 TEST(ExclusiveProjection, LambdaInterpolatesLinearly) {
-  auto y = randn({2, 3, 5, 8}, 3), v = randn({2, 3, 5, 8}, 4);
+  auto y = seeded_randn({2, 3, 5, 8}, 3), v = seeded_randn({2, 3, 5, 8}, 4);
   auto z0 = exclusive_projection(y, v, 0.0), z1 = exclusive_projection(y, v, 1.0);
   auto zh = exclusive_projection(y, v, 0.5);
   EXPECT_LT((z0 - y).abs().max().item<double>(), 1e-12);
@@ -56,7 +54,7 @@ TEST(ExclusiveProjection, LambdaInterpolatesLinearly) {
 }
 
 TEST(ExclusiveProjection, ZeroValueVectorIsHarmless) {
-  auto y = randn({1, 1, 3, 4}, 5), v = randn({1, 1, 3, 4}, 6);
+  auto y = seeded_randn({1, 1, 3, 4}, 5), v = seeded_randn({1, 1, 3, 4}, 6);
   v.select(2, 1).zero_();  // token 1 has v = 0: nothing to remove, no NaN
   v.requires_grad_(true);
   auto z = exclusive_projection(y, v, 1.0);
@@ -68,9 +66,9 @@ TEST(ExclusiveProjection, ZeroValueVectorIsHarmless) {
 
 TEST(ExclusiveProjection, GradientMatchesFiniteDifferences) {
   // Gradients flow through both y and v̂; check d/dv and d/dy of <w, z> numerically in float64.
-  auto y = randn({1, 2, 3, 4}, 7).requires_grad_(true);
-  auto v = randn({1, 2, 3, 4}, 8).requires_grad_(true);
-  auto w = randn({1, 2, 3, 4}, 9);
+  auto y = seeded_randn({1, 2, 3, 4}, 7).requires_grad_(true);
+  auto v = seeded_randn({1, 2, 3, 4}, 8).requires_grad_(true);
+  auto w = seeded_randn({1, 2, 3, 4}, 9);
   auto objective = [&](const torch::Tensor& yy, const torch::Tensor& vv) {
     return (exclusive_projection(yy, vv, 0.7) * w).sum();
   };
@@ -364,8 +362,8 @@ TEST(Stabilisers, QkNormMakesAttentionIndependentOfTheScaleOfQAndK) {
 
 TEST(Rope, RotationPreservesNormsAndRelativePositions) {
   auto tables = make_rope_tables(16, 8);
-  auto q = randn({1, 1, 1, 8}, 1, torch::kFloat).expand({1, 1, 16, 8}).contiguous();
-  auto k = randn({1, 1, 1, 8}, 2, torch::kFloat).expand({1, 1, 16, 8}).contiguous();
+  auto q = seeded_randn({1, 1, 1, 8}, 1, torch::kFloat).expand({1, 1, 16, 8}).contiguous();
+  auto k = seeded_randn({1, 1, 1, 8}, 2, torch::kFloat).expand({1, 1, 16, 8}).contiguous();
   auto rq = apply_rope(q, tables), rk = apply_rope(k, tables);
   EXPECT_TRUE(torch::allclose(rq.norm(2, {-1}), q.norm(2, {-1}), 1e-5, 1e-5));
   // <R_m q, R_n k> depends only on m − n.

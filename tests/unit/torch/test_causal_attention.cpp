@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tiny_model.h"
+#include "torch_testing.h"
 #include "xsa/model/causal_attention.h"
 #include "xsa/model/flash_attention.h"
 #include "xsa/model/gpt.h"
@@ -22,10 +23,8 @@
 namespace xsa {
 namespace {
 
-torch::Tensor randn(std::vector<int64_t> shape, uint64_t seed, torch::ScalarType dtype) {
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
-  return torch::randn(shape, gen, torch::TensorOptions().dtype(torch::kDouble)).to(dtype);
-}
+using xsa::testing::relative_error;
+using xsa::testing::seeded_randn_rounded;
 
 // The reference: scores, mask, softmax, matmul — what attention.impl: explicit computes.
 torch::Tensor explicit_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
@@ -38,19 +37,13 @@ torch::Tensor explicit_attention(const torch::Tensor& q, const torch::Tensor& k,
 }
 
 // max |a − b| / max |b|: the relative error of a whole tensor.
-double relative_error(const torch::Tensor& a, const torch::Tensor& b) {
-  auto bd = b.to(torch::kDouble);
-  double scale = bd.abs().max().item<double>();
-  return (a.to(torch::kDouble) - bd).abs().max().item<double>() / (scale > 0 ? scale : 1.0);
-}
-
-struct Grads {
+struct AttentionGrads {
   torch::Tensor y, dq, dk, dv;
 };
 
 // y and the gradients of Σ y ∘ w (a random w), through either implementation.
-Grads run(bool fused, const torch::Tensor& q0, const torch::Tensor& k0, const torch::Tensor& v0,
-          const torch::Tensor& w, double scale) {
+AttentionGrads run(bool fused, const torch::Tensor& q0, const torch::Tensor& k0, const torch::Tensor& v0,
+                   const torch::Tensor& w, double scale) {
   auto q = q0.clone().requires_grad_(true), k = k0.clone().requires_grad_(true),
        v = v0.clone().requires_grad_(true);
   auto y = fused ? fused_causal_attention(q, k, v, scale).y : explicit_attention(q, k, v, scale);
@@ -80,8 +73,9 @@ TEST(CausalAttention, ScoreExpMatchesStdExp) {
   // NaN stays NaN (a diverged run must show a NaN loss), with no undefined float-to-int conversion on the way
   // (the sanitizer build checks that).
   EXPECT_TRUE(std::isnan(flash::score_exp(std::numeric_limits<float>::quiet_NaN())));
-  auto q = randn({1, 1, 70, 16}, 21, torch::kFloat), k = randn({1, 1, 70, 16}, 22, torch::kFloat),
-       v = randn({1, 1, 70, 16}, 23, torch::kFloat);
+  auto q = seeded_randn_rounded({1, 1, 70, 16}, 21, torch::kFloat),
+       k = seeded_randn_rounded({1, 1, 70, 16}, 22, torch::kFloat),
+       v = seeded_randn_rounded({1, 1, 70, 16}, 23, torch::kFloat);
   q[0][0][3][0] = std::numeric_limits<float>::quiet_NaN();
   auto y = fused_causal_attention(q, k, v, 0.25).y;
   EXPECT_TRUE(y[0][0][3].isnan().all().item<bool>());
@@ -95,8 +89,10 @@ TEST_P(FusedMatchesExplicit, ForwardAndGradientsInFloat64AndFloat32) {
   const auto [T, D, H] = GetParam();
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
   const int64_t B = 2;
-  auto q = randn({B, H, T, D}, 1, torch::kDouble), k = randn({B, H, T, D}, 2, torch::kDouble),
-       v = randn({B, H, T, D}, 3, torch::kDouble), w = randn({B, H, T, D}, 4, torch::kDouble);
+  auto q = seeded_randn_rounded({B, H, T, D}, 1, torch::kDouble),
+       k = seeded_randn_rounded({B, H, T, D}, 2, torch::kDouble),
+       v = seeded_randn_rounded({B, H, T, D}, 3, torch::kDouble),
+       w = seeded_randn_rounded({B, H, T, D}, 4, torch::kDouble);
   auto ref = run(false, q, k, v, w, scale);
   auto got = run(true, q, k, v, w, scale);
   EXPECT_LT(relative_error(got.y, ref.y), 1e-12);
@@ -128,8 +124,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, FusedMatchesExplicit,
 TEST(CausalAttention, LogSumExpAndDiagonalMatchTheExplicitSoftmax) {
   const int64_t T = 300, D = 32;
   const double scale = 1.0 / std::sqrt(32.0);
-  auto q = randn({1, 2, T, D}, 5, torch::kDouble), k = randn({1, 2, T, D}, 6, torch::kDouble),
-       v = randn({1, 2, T, D}, 7, torch::kDouble);
+  auto q = seeded_randn_rounded({1, 2, T, D}, 5, torch::kDouble),
+       k = seeded_randn_rounded({1, 2, T, D}, 6, torch::kDouble),
+       v = seeded_randn_rounded({1, 2, T, D}, 7, torch::kDouble);
   auto out = fused_causal_attention(q, k, v, scale);
   auto s = torch::matmul(q, k.transpose(-2, -1)) * scale;
   auto masked =
@@ -145,8 +142,10 @@ TEST(CausalAttention, GradientMatchesFiniteDifferences) {
   // Central differences in float64, on every coordinate of a slice that spans a query-block edge.
   const int64_t T = 70, D = 4;
   const double scale = 0.5, h = 1e-6;
-  auto q = randn({1, 1, T, D}, 8, torch::kDouble), k = randn({1, 1, T, D}, 9, torch::kDouble),
-       v = randn({1, 1, T, D}, 10, torch::kDouble), w = randn({1, 1, T, D}, 11, torch::kDouble);
+  auto q = seeded_randn_rounded({1, 1, T, D}, 8, torch::kDouble),
+       k = seeded_randn_rounded({1, 1, T, D}, 9, torch::kDouble),
+       v = seeded_randn_rounded({1, 1, T, D}, 10, torch::kDouble),
+       w = seeded_randn_rounded({1, 1, T, D}, 11, torch::kDouble);
   auto g = run(true, q, k, v, w, scale);
   auto loss = [&](const torch::Tensor& qq, const torch::Tensor& kk, const torch::Tensor& vv) {
     torch::NoGradGuard no_grad;
@@ -172,8 +171,10 @@ TEST(CausalAttention, GradientMatchesFiniteDifferences) {
 }
 
 TEST(CausalAttention, BitIdenticalAcrossRerunsAndThreadCounts) {
-  auto q = randn({2, 4, 300, 32}, 12, torch::kFloat), k = randn({2, 4, 300, 32}, 13, torch::kFloat),
-       v = randn({2, 4, 300, 32}, 14, torch::kFloat), w = randn({2, 4, 300, 32}, 15, torch::kFloat);
+  auto q = seeded_randn_rounded({2, 4, 300, 32}, 12, torch::kFloat),
+       k = seeded_randn_rounded({2, 4, 300, 32}, 13, torch::kFloat),
+       v = seeded_randn_rounded({2, 4, 300, 32}, 14, torch::kFloat),
+       w = seeded_randn_rounded({2, 4, 300, 32}, 15, torch::kFloat);
   const int before = at::get_num_threads();
   at::set_num_threads(1);
   auto one = run(true, q, k, v, w, 0.25);
@@ -211,7 +212,9 @@ TEST(CausalAttention, Avx2KernelGivesTheBaselineBits) {
   for (int64_t T : {1, 7, 64, 65, 255, 256, 257, 600}) {
     for (int64_t D : {16, 31, 32, 64}) {
       const auto seed = static_cast<uint64_t>(T * 131 + D);
-      auto make = [&](uint64_t s) { return (randn({T, D}, s, torch::kFloat) * 3).contiguous(); };
+      auto make = [&](uint64_t s) {
+        return (seeded_randn_rounded({T, D}, s, torch::kFloat) * 3).contiguous();
+      };
       auto q = make(seed), k = make(seed + 1), v = make(seed + 2), dy = make(seed + 3);
       const float scale = 1.0f / std::sqrt(static_cast<float>(D));
       std::vector<torch::Tensor> out[2];
@@ -239,8 +242,9 @@ TEST(CausalAttention, Avx2KernelGivesTheBaselineBits) {
 }
 
 TEST(CausalAttention, Bfloat16InputsRunInFloat32) {
-  auto q = randn({1, 2, 80, 16}, 16, torch::kBFloat16), k = randn({1, 2, 80, 16}, 17, torch::kBFloat16),
-       v = randn({1, 2, 80, 16}, 18, torch::kBFloat16);
+  auto q = seeded_randn_rounded({1, 2, 80, 16}, 16, torch::kBFloat16),
+       k = seeded_randn_rounded({1, 2, 80, 16}, 17, torch::kBFloat16),
+       v = seeded_randn_rounded({1, 2, 80, 16}, 18, torch::kBFloat16);
   auto y = fused_causal_attention(q, k, v, 0.25).y;
   EXPECT_EQ(y.scalar_type(), torch::kFloat);
   auto f = [](const torch::Tensor& t) { return t.to(torch::kFloat); };

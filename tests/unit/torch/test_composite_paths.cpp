@@ -5,15 +5,14 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "torch_testing.h"
 #include "xsa/model/causal_attention.h"
 #include "xsa/model/exclusive_projection.h"
 
 namespace xsa {
 namespace {
 
-double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a.to(torch::kDouble) - b.to(torch::kDouble)).abs().max().item<double>();
-}
+using xsa::testing::max_abs_diff;
 
 struct Inputs {
   torch::Tensor q, k, v, upstream;

@@ -9,15 +9,14 @@
 
 #include <functional>
 
+#include "torch_testing.h"
 #include "xsa/model/exclusive_projection.h"
 
 namespace xsa {
 namespace {
 
-torch::Tensor randn(std::vector<int64_t> shape, uint64_t seed, torch::ScalarType dtype = torch::kDouble) {
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
-  return torch::randn(shape, gen, torch::TensorOptions().dtype(dtype));
-}
+using xsa::testing::max_abs_diff;
+using xsa::testing::seeded_randn;
 
 // The formula written out with tensor ops (what gpt.cpp used before the fused function); autograd
 // differentiates it independently of the hand-written backward.
@@ -27,16 +26,12 @@ torch::Tensor composite(const torch::Tensor& y, const torch::Tensor& v, const to
   return y - (lambda * along) * v_hat;
 }
 
-double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a.to(torch::kDouble) - b.to(torch::kDouble)).abs().max().item<double>();
-}
-
-struct Grads {
+struct ProjectionGrads {
   torch::Tensor z, y, v, lambda;
 };
 
 // z and ∂<w, z>/∂(y, v, λ) through `fn`.
-Grads grads_of(
+ProjectionGrads grads_of(
     const std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&, const torch::Tensor&)>& fn,
     const torch::Tensor& y0, const torch::Tensor& v0, const torch::Tensor& lambda0, const torch::Tensor& w) {
   auto y = y0.detach().clone().requires_grad_(true);
@@ -53,9 +48,10 @@ const auto fused = [](const torch::Tensor& y, const torch::Tensor& v, const torc
 
 TEST(FusedExclusiveProjection, MatchesAutogradOfTheFormulaForScalarAndPerHeadLambda) {
   const int64_t B = 3, H = 4, T = 9, D = 16;
-  auto y = randn({B, H, T, D}, 1), v = randn({B, H, T, D}, 2), w = randn({B, H, T, D}, 3);
+  auto y = seeded_randn({B, H, T, D}, 1), v = seeded_randn({B, H, T, D}, 2),
+       w = seeded_randn({B, H, T, D}, 3);
   // A scalar λ (fixed XSA / λ-XSA) and a per-head λ (the learned and gate variants: (1, H, 1, 1)).
-  for (const auto& lambda : {torch::tensor(0.7, torch::kDouble), randn({1, H, 1, 1}, 4).sigmoid()}) {
+  for (const auto& lambda : {torch::tensor(0.7, torch::kDouble), seeded_randn({1, H, 1, 1}, 4).sigmoid()}) {
     auto want = grads_of(composite, y, v, lambda, w);
     auto got = grads_of(fused, y, v, lambda, w);
     ASSERT_EQ(got.lambda.sizes(), lambda.sizes());
@@ -71,7 +67,8 @@ TEST(FusedExclusiveProjection, MatchesAutogradOfTheFormulaForScalarAndPerHeadLam
 
 TEST(FusedExclusiveProjection, GradientsMatchCentralFiniteDifferences) {
   const int64_t H = 2;
-  auto y = randn({2, H, 3, 5}, 11), v = randn({2, H, 3, 5}, 12), w = randn({2, H, 3, 5}, 13);
+  auto y = seeded_randn({2, H, 3, 5}, 11), v = seeded_randn({2, H, 3, 5}, 12),
+       w = seeded_randn({2, H, 3, 5}, 13);
   auto lambda = torch::tensor({0.3, 0.9}, torch::kDouble).view({1, H, 1, 1});
   auto got = grads_of(fused, y, v, lambda, w);
   auto objective = [&](const torch::Tensor& yy, const torch::Tensor& vv, const torch::Tensor& ll) {
@@ -104,7 +101,8 @@ TEST(FusedExclusiveProjection, GradientsMatchCentralFiniteDifferences) {
 }
 
 TEST(FusedExclusiveProjection, ClampedZeroValueRowsMatchAutograd) {
-  auto y = randn({1, 2, 4, 6}, 21), v = randn({1, 2, 4, 6}, 22), w = randn({1, 2, 4, 6}, 23);
+  auto y = seeded_randn({1, 2, 4, 6}, 21), v = seeded_randn({1, 2, 4, 6}, 22),
+       w = seeded_randn({1, 2, 4, 6}, 23);
   v.select(2, 1).zero_();     // ‖v‖ = 0: clamped, nothing removed
   v.select(2, 2).mul_(1e-8);  // tiny but non-zero: clamped as well
   auto lambda = torch::tensor(1.0, torch::kDouble);
@@ -120,7 +118,8 @@ TEST(FusedExclusiveProjection, ClampedZeroValueRowsMatchAutograd) {
 }
 
 TEST(FusedExclusiveProjection, FixedLambdaOverloadHasNoLambdaGradientAndAgrees) {
-  auto y = randn({2, 3, 5, 8}, 31).requires_grad_(true), v = randn({2, 3, 5, 8}, 32).requires_grad_(true);
+  auto y = seeded_randn({2, 3, 5, 8}, 31).requires_grad_(true),
+       v = seeded_randn({2, 3, 5, 8}, 32).requires_grad_(true);
   auto z = exclusive_projection(y, v, 0.25);
   EXPECT_LT(max_abs_diff(z, composite(y, v, torch::tensor(0.25, torch::kDouble))), 1e-13);
   z.sum().backward();
@@ -130,7 +129,8 @@ TEST(FusedExclusiveProjection, FixedLambdaOverloadHasNoLambdaGradientAndAgrees) 
 
 TEST(FusedExclusiveProjection, Float32AgreesWithFloat64ToRounding) {
   const int64_t B = 4, H = 4, T = 32, D = 32;  // the default model's head size
-  auto y = randn({B, H, T, D}, 41), v = randn({B, H, T, D}, 42), w = randn({B, H, T, D}, 43);
+  auto y = seeded_randn({B, H, T, D}, 41), v = seeded_randn({B, H, T, D}, 42),
+       w = seeded_randn({B, H, T, D}, 43);
   auto lambda = torch::tensor(1.0, torch::kDouble);
   auto ref = grads_of(fused, y, v, lambda, w);
   auto f32 = grads_of(fused, y.to(torch::kFloat), v.to(torch::kFloat), lambda.to(torch::kFloat),
@@ -146,8 +146,8 @@ TEST(FusedExclusiveProjection, Bf16InputsComputeInFloat32) {
   // Under bf16 mixed precision y and v arrive in bf16. The projection runs in float32 on exactly
   // those values, so z is float32 and orthogonal to v̂ to float32 precision (a bf16 computation
   // would leave ~1e-2 of y along v̂).
-  auto y = randn({2, 2, 16, 32}, 51, torch::kFloat).to(torch::kBFloat16);
-  auto v = (randn({2, 2, 16, 32}, 52, torch::kFloat) + 0.9 * y.to(torch::kFloat)).to(torch::kBFloat16);
+  auto y = seeded_randn({2, 2, 16, 32}, 51, torch::kFloat).to(torch::kBFloat16);
+  auto v = (seeded_randn({2, 2, 16, 32}, 52, torch::kFloat) + 0.9 * y.to(torch::kFloat)).to(torch::kBFloat16);
   auto yg = y.clone().requires_grad_(true), vg = v.clone().requires_grad_(true);
   auto z = exclusive_projection(yg, vg, 1.0);
   EXPECT_EQ(z.scalar_type(), torch::kFloat);
@@ -161,9 +161,10 @@ TEST(FusedExclusiveProjection, Bf16InputsComputeInFloat32) {
 }
 
 TEST(FusedExclusiveProjection, SameBitsAtOneAndTwoThreads) {
-  auto y = randn({8, 4, 64, 32}, 61, torch::kFloat), v = randn({8, 4, 64, 32}, 62, torch::kFloat);
-  auto w = randn({8, 4, 64, 32}, 63, torch::kFloat);
-  auto lambda = randn({1, 4, 1, 1}, 64, torch::kFloat).sigmoid();
+  auto y = seeded_randn({8, 4, 64, 32}, 61, torch::kFloat),
+       v = seeded_randn({8, 4, 64, 32}, 62, torch::kFloat);
+  auto w = seeded_randn({8, 4, 64, 32}, 63, torch::kFloat);
+  auto lambda = seeded_randn({1, 4, 1, 1}, 64, torch::kFloat).sigmoid();
   const int before = at::get_num_threads();
   at::set_num_threads(1);
   auto one = grads_of(fused, y, v, lambda, w);

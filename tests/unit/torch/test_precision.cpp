@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "tiny_model.h"
+#include "torch_testing.h"
 #include "xsa/model/gpt.h"
 #include "xsa/model/lm_head_loss.h"
 #include "xsa/model/precision.h"
@@ -15,6 +16,8 @@
 
 namespace xsa {
 namespace {
+
+using xsa::testing::seeded_randn;
 
 TEST(Precision, ParsesBf16FlagsFromCpuinfo) {
   const std::string zen4 =
@@ -74,14 +77,9 @@ TEST(Precision, ScopeTurnsAutocastOnAndRestoresIt) {
   }
 }
 
-torch::Tensor randn(std::vector<int64_t> shape, uint64_t seed) {
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
-  return torch::randn(shape, gen);
-}
-
 TEST(Precision, FusedLossInBf16IsCloseToFp32AndKeepsFp32Gradients) {
   const int64_t N = 700, C = 32, V = 97;  // two chunks, the second partial
-  auto x = randn({N, C}, 1), w = 0.3 * randn({V, C}, 2);
+  auto x = seeded_randn({N, C}, 1, torch::kFloat), w = 0.3 * seeded_randn({V, C}, 2, torch::kFloat);
   auto gen = at::make_generator<at::CPUGeneratorImpl>(3);
   auto targets = torch::randint(0, V, {N}, gen, torch::kLong);
   auto run = [&](Precision p) {
