@@ -10,8 +10,6 @@
 // Synthetic token ids (speed does not depend on them), so it needs no prepared data.
 // scripts/bench.sh combines this with xsa-train and the PyTorch reference. The measuring is
 // xsa/train/benchmark.h, the records and tables xsa/report/bench_tables.h; this file only sequences them.
-#include <torch/csrc/autograd/profiler_legacy.h>
-#include <torch/types.h>
 #include <torch/version.h>
 
 #include <CLI/CLI.hpp>
@@ -107,6 +105,10 @@ void measure_scaling(const xsa::Config& cfg, const BenchOptions& opt, xsa::Bench
 
 int run_bench(const BenchOptions& opt) {
   const xsa::Config cfg = xsa::load_config(opt.config_path, opt.overrides);
+  if (cfg.runtime.device != xsa::DeviceKind::kCpu)
+    throw xsa::InputError(
+        std::string("runtime.device: ") + choice_name(cfg.runtime.device) +
+        ": xsa-bench measures the CPU; allowed: cpu (docs/performance.md \"A first GPU run\")");
   // The measurements and the profile are written at the end: never over the config they measured.
   xsa::require_output_apart({opt.json_path, "--json"}, {{opt.config_path, "--config"}});
   xsa::require_output_apart({opt.profile_path, "--profile"}, {{opt.config_path, "--config"}});
@@ -151,10 +153,8 @@ int run_bench(const BenchOptions& opt) {
   xsa::apply_thread_policy(1);
   const std::vector<xsa::VariantSpec> sa_xsa = {xsa::fixed_lambda_variant(0), xsa::fixed_lambda_variant(1)};
   if (!opt.profile_path.empty()) {
-    for (const auto& variant : sa_xsa) {
-      torch::autograd::profiler::RecordProfile profile(opt.profile_path + "." + variant.name() + ".json");
-      xsa::measure_steps(cfg, {variant}, opt.vocab, 3, 0);
-    }
+    for (const auto& variant : sa_xsa)
+      xsa::profile_steps(cfg, variant, opt.vocab, 3, opt.profile_path + "." + variant.name() + ".json");
   }
   r.steps = xsa::measure_steps(cfg, sa_xsa, opt.vocab, opt.steps, opt.warmup);
   print_table(xsa::report::steps_table(r));

@@ -15,6 +15,7 @@
 #include "xsa/config/resources.h"
 #include "xsa/data/pieces.h"
 #include "xsa/data/token_data.h"
+#include "xsa/model/device.h"
 #include "xsa/report/run_summary.h"
 #include "xsa/sweep/slurm.h"
 #include "xsa/train/ranks.h"
@@ -170,6 +171,7 @@ int run_train(const TrainOptions& opt) {
     check_divides(cfg, opt.ranks);
   }
   check_divides(cfg, ranks.world_size);
+  xsa::require_device_usable(cfg, std::max(opt.ranks, ranks.world_size));
   xsa::TokenDataset data = xsa::TokenDataset::load(cfg.data.dir);
   xsa::PiecesDecoder decoder = xsa::PiecesDecoder::load(cfg.data.dir);
   xsa::check_data_fits(cfg, data);

@@ -111,7 +111,8 @@ def model_label(m):
 
 # The paper's baseline transformer, which every sweep before question 9 trains: RoPE, a LayerNorm after the
 # embedding, no QK-norm, no output gate, 30 warmup steps. Records from before a key existed ran its default.
-PAPER_SETUP = {"pos": "rope", "embed_norm": True, "qk_norm": False, "output_gate": "none", "warmup_steps": 30}
+PAPER_SETUP = {"pos": "rope", "embed_norm": True, "qk_norm": False, "output_gate": "none", "warmup_steps": 30,
+               "optimizer": "adamw"}
 
 
 def setup_label(config):
@@ -123,6 +124,7 @@ def setup_label(config):
     qk_norm = model.get("qk_norm", PAPER_SETUP["qk_norm"])
     gate = attention.get("output_gate", PAPER_SETUP["output_gate"])
     warmup = train.get("warmup_steps", PAPER_SETUP["warmup_steps"])
+    optimizer = train.get("optimizer", PAPER_SETUP["optimizer"])
     parts = []
     if pos != PAPER_SETUP["pos"]:
         parts.append(f"{pos} pos")
@@ -134,6 +136,8 @@ def setup_label(config):
         parts.append(f"{gate} gate")
     if warmup != PAPER_SETUP["warmup_steps"]:
         parts.append(f"warmup {warmup}")
+    if optimizer != PAPER_SETUP["optimizer"]:
+        parts.append(optimizer)
     return ", ".join(parts)
 
 

@@ -14,7 +14,7 @@
 
 #include "xsa/data/token_data.h"
 #include "xsa/train/evaluation.h"
-#include "xsa/train/export.h"
+#include "xsa/train/trained_variant.h"
 #include "xsa/util/fs.h"
 
 int main(int argc, char** argv) {

@@ -455,7 +455,14 @@ INSTANTIATE_TEST_SUITE_P(
                 "",
                 ""},
         BadCase{"eval_batches_typo", {"eval.batches=2000000"}, "eval.batches", "", ""},
-        BadCase{"sample_tokens_typo", {"sample.tokens=3000000"}, "sample.tokens", "", ""}),
+        BadCase{"sample_tokens_typo", {"sample.tokens=3000000"}, "sample.tokens", "", ""},
+        BadCase{"unknown_device", {"runtime.device=gpu"}, "runtime.device: got 'gpu'", "", ""},
+        // Debian's LibTorch (both releases the project builds on) has no CUDA.
+        BadCase{"cuda_in_a_cpu_build",
+                {"runtime.device=cuda"},
+                "runtime.device: cuda, but this LibTorch",
+                "",
+                ""}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
 }  // namespace

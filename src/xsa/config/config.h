@@ -27,6 +27,7 @@ enum class AttentionImpl { kExplicit, kFused };            // attention.impl
 enum class PrecisionRequest { kFp32, kBf16, kAuto };       // runtime.precision
 enum class OutputGate { kNone, kHeadwise, kElementwise };  // attention.output_gate
 enum class OptimizerKind { kAdamW };                       // train.optimizer
+enum class DeviceKind { kCpu, kCuda };                     // runtime.device
 
 inline constexpr Choice<PositionEncoding> kPositionEncodings[] = {{PositionEncoding::kRope, "rope"},
                                                                   {PositionEncoding::kLearned, "learned"}};
@@ -38,6 +39,7 @@ inline constexpr Choice<OutputGate> kOutputGates[] = {{OutputGate::kNone, "none"
                                                       {OutputGate::kHeadwise, "headwise"},
                                                       {OutputGate::kElementwise, "elementwise"}};
 inline constexpr Choice<OptimizerKind> kOptimizerKinds[] = {{OptimizerKind::kAdamW, "adamw"}};
+inline constexpr Choice<DeviceKind> kDeviceKinds[] = {{DeviceKind::kCpu, "cpu"}, {DeviceKind::kCuda, "cuda"}};
 // The table of an enum (overloads picked by a value of the enum), for xsa/util/choice.h's choice_name,
 // parse_choice and choice_names.
 inline constexpr const auto& choices_of(PositionEncoding) {
@@ -54,6 +56,9 @@ inline constexpr const auto& choices_of(OutputGate) {
 }
 inline constexpr const auto& choices_of(OptimizerKind) {
   return kOptimizerKinds;
+}
+inline constexpr const auto& choices_of(DeviceKind) {
+  return kDeviceKinds;
 }
 
 struct ModelConfig {
@@ -139,6 +144,9 @@ struct RuntimeConfig {
   // Data-parallel ranks (docs/guide.md "Scale-out"): how long a rank waits for the others (rendezvous, a
   // collective, a barrier) before it gives up with one line naming the cause.
   int dist_timeout_s = 120;
+  // cpu | cuda: where the model and its batches live (src/xsa/model/device.h). cuda only where the LibTorch
+  // build has it and a device is present, refused with one line otherwise (docs/ARCHITECTURE.md "Devices").
+  DeviceKind device = DeviceKind::kCpu;
 };
 
 // What xsa-train writes besides results.json and log.jsonl (docs/guide.md "TensorBoard").

@@ -15,7 +15,7 @@ std::string model_safetensors(const Gpt& model, const std::map<std::string, std:
   std::vector<torch::Tensor> keep;  // contiguous fp32 copies, alive until serialised
   std::vector<safetensors::F32Tensor> tensors;
   for (const auto& item : model->named_parameters(true)) {
-    keep.push_back(item.value().detach().to(torch::kFloat32).contiguous());
+    keep.push_back(item.value().detach().to(torch::kCPU, torch::kFloat32).contiguous());
     const auto sizes = keep.back().sizes();
     tensors.push_back(
         {item.key(), std::vector<std::int64_t>(sizes.begin(), sizes.end()), keep.back().data_ptr<float>()});

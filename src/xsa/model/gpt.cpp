@@ -110,12 +110,13 @@ AttentionDynamics measure_dynamics(const torch::Tensor& q_in, const torch::Tenso
   AttentionDynamics d;
   if (T < 2) return d;
   constexpr int64_t kRows = 256;
-  const auto col = torch::arange(T, torch::kLong).view({1, T});
+  const auto index = q.options().dtype(torch::kLong);  // on q's device
+  const auto col = torch::arange(T, index).view({1, T});
   double max_logit = -std::numeric_limits<double>::infinity(), entropy = 0, sink = 0;
   for (int64_t r0 = 0; r0 < T; r0 += kRows) {
     const int64_t n = std::min(kRows, T - r0);
-    const auto future = col > torch::arange(r0, r0 + n, torch::kLong).view({n, 1});  // (n, T)
-    auto s = torch::matmul(q.narrow(2, r0, n), kt).mul_(scale);                      // (B, H, n, T)
+    const auto future = col > torch::arange(r0, r0 + n, index).view({n, 1});  // (n, T)
+    auto s = torch::matmul(q.narrow(2, r0, n), kt).mul_(scale);               // (B, H, n, T)
     s.masked_fill_(future, -std::numeric_limits<float>::infinity());
     max_logit = std::max(max_logit, s.max().item<double>());
     const auto log_p = torch::log_softmax(s, -1).masked_fill(future, 0.0);  // (B, H, n, T); 0 · ln 0 = 0
@@ -158,7 +159,7 @@ void CausalSelfAttentionImpl::reset_variant_parameters() {
 
 torch::Tensor CausalSelfAttentionImpl::effective_lambda() const {
   torch::NoGradGuard no_grad;
-  if (!variant_parameter_.defined()) return torch::full({n_head_}, variant_.lambda);
+  if (!variant_parameter_.defined()) return torch::full({n_head_}, variant_.lambda);  // on the CPU
   return lambda_from_parameter(variant_.kind, variant_parameter_).clone();
 }
 
@@ -207,7 +208,7 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const tor
   if (probe != nullptr) {
     measure_bias(diag, y, z, v, variant_.impl, probe);
     probe->dynamics = measure_dynamics(q, k, scale);
-    auto lam = effective_lambda();
+    auto lam = effective_lambda().cpu();
     probe->lambda_per_head.assign(lam.data_ptr<float>(), lam.data_ptr<float>() + lam.numel());
   }
   if (!gate.is_empty()) {  // after the XSA projection (the bias metrics above see z before it), before W_o
@@ -286,7 +287,7 @@ GptImpl::GptImpl(const ModelConfig& cfg, const AttentionConfig& attention, const
 }
 
 const torch::Tensor& GptImpl::causal_mask(int64_t t) {
-  if (t > mask_.size(0)) mask_ = torch::ones({t, t}, torch::kBool).triu(1);
+  if (t > mask_.size(0)) mask_ = torch::ones({t, t}, mask_.options()).triu(1);
   return mask_;
 }
 
@@ -294,6 +295,7 @@ torch::Tensor GptImpl::hidden(const torch::Tensor& idx, BiasProbe* probe) {
   const auto T = idx.size(1);
   TORCH_CHECK(T <= max_len_, "sequence of ", T, " tokens is longer than the model's ", max_len_);
   // (T, T), or undefined for the fused attention, which takes none
+  follow_device(idx.device());
   const torch::Tensor mask =
       mask_.defined() ? causal_mask(T).narrow(0, 0, T).narrow(1, 0, T) : torch::Tensor();
   auto x = wte->forward(idx);  // (B, T, C)
@@ -305,6 +307,18 @@ torch::Tensor GptImpl::hidden(const torch::Tensor& idx, BiasProbe* probe) {
     x = block_refs_[l]->forward(x, mask, rope, probe != nullptr ? &probe->layers[l] : nullptr);
   }
   return ln_f->forward(x);  // (B, T, C)
+}
+
+void GptImpl::follow_device(const torch::Device& device) {
+  // The RoPE tables and the mask are plain members (not buffers: checkpoints and exports hold parameters
+  // only), so model->to(device) leaves them; they follow the tokens' device here, once.
+  if (rope_.cos.defined() && rope_.cos.device() != device)
+    rope_ = {rope_.cos.to(device), rope_.sin.to(device)};
+  if (mask_.defined() && mask_.device() != device) mask_ = mask_.to(device);
+}
+
+torch::Device GptImpl::device() const {
+  return wte->weight.device();
 }
 
 const torch::Tensor& GptImpl::output_weight() const {
@@ -371,7 +385,7 @@ std::vector<std::pair<std::string, torch::Tensor>> GptImpl::shared_parameters() 
 std::string GptImpl::weights_checksum() const {
   uint64_t h = 1469598103934665603ULL;  // FNV-1a 64
   for (const auto& [name, p] : shared_parameters()) {
-    auto c = p.detach().contiguous();
+    auto c = p.detach().cpu().contiguous();
     const auto* bytes = static_cast<const unsigned char*>(c.data_ptr());
     size_t n = static_cast<size_t>(c.numel()) * c.element_size();
     for (size_t i = 0; i < n; ++i) {
@@ -386,7 +400,7 @@ std::string GptImpl::weights_checksum() const {
 
 torch::Tensor GptImpl::effective_lambdas() const {
   std::vector<torch::Tensor> rows;
-  for (const auto& block : block_refs_) rows.push_back(block->attn->effective_lambda());
+  for (const auto& block : block_refs_) rows.push_back(block->attn->effective_lambda().cpu());
   return torch::stack(rows);  // (L, H)
 }
 

@@ -141,6 +141,8 @@ class GptImpl : public torch::nn::Module {
 
   int vocab_size() const { return vocab_size_; }
   int max_len() const { return max_len_; }
+  // Where the weights are (runtime.device, after model->to): where a caller puts the tokens.
+  torch::Device device() const;
   const ModelConfig& config() const { return cfg_; }
 
   torch::nn::Embedding wte{nullptr};
@@ -152,6 +154,7 @@ class GptImpl : public torch::nn::Module {
 
  private:
   const torch::Tensor& causal_mask(int64_t t);
+  void follow_device(const torch::Device& device);
   ModelConfig cfg_;
   int vocab_size_, max_len_;
   RopeTables rope_;

@@ -265,6 +265,7 @@ std::string setup_label(const Config& c) {
     parts.push_back(std::string(choice_name(c.attention.output_gate)) + " gate");
   if (c.train.warmup_steps != paper.train.warmup_steps)
     parts.push_back("warmup " + std::to_string(c.train.warmup_steps));
+  if (c.train.optimizer != paper.train.optimizer) parts.push_back(choice_name(c.train.optimizer));
   std::string out;
   for (const auto& part : parts) out += (out.empty() ? "" : ", ") + part;
   return out;

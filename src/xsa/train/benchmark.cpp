@@ -1,6 +1,7 @@
 #include "xsa/train/benchmark.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/types.h>
 
 #include <algorithm>
@@ -117,6 +118,12 @@ std::vector<StepTiming> measure_steps(const Config& cfg, const std::vector<Varia
                    median_or_zero(runs[i].opt), step_ms, step_ms > 0 ? tokens / step_ms * 1e3 : 0.0});
   }
   return out;
+}
+
+void profile_steps(const Config& cfg, const VariantSpec& variant, int vocab, int steps,
+                   const std::string& trace_path) {
+  torch::autograd::profiler::RecordProfile profile(trace_path);
+  measure_steps(cfg, {variant}, vocab, steps, 0);
 }
 
 ScalingPoint measure_sa_xsa(const Config& cfg, int vocab, int steps, int warmup) {

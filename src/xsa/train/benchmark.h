@@ -4,6 +4,7 @@
 // (which also renders them); scripts/bench.sh combines xsa-bench with xsa-train and the PyTorch reference.
 #include <ATen/core/ScalarType.h>
 
+#include <string>
 #include <vector>
 
 #include "xsa/config/config.h"
@@ -24,6 +25,10 @@ GemmRates measure_gemm(const Config& cfg, int vocab, at::ScalarType dtype, doubl
 // not depend on them).
 std::vector<StepTiming> measure_steps(const Config& cfg, const std::vector<VariantSpec>& variants, int vocab,
                                       int steps, int warmup, Precision precision = Precision::kFp32);
+
+// LibTorch's profiler over `steps` untimed steps of `variant`: a chrome trace written to `trace_path`.
+void profile_steps(const Config& cfg, const VariantSpec& variant, int vocab, int steps,
+                   const std::string& trace_path);
 
 // SA and XSA (fixed λ 0 and 1) at `cfg`, measured by measure_steps.
 ScalingPoint measure_sa_xsa(const Config& cfg, int vocab, int steps, int warmup);

@@ -16,14 +16,17 @@ json checkpoint_identity(const Config& cfg, const TokenDataset& data, const std:
   json inputs = data.meta.raw.value("inputs", json::array());
   // Bit-identical continuation also needs the same thread count (reductions may split differently) and the
   // same precision actually used (the identity has no runtime section: workers do not matter).
-  return {{"config", config_identity_json(cfg)},
-          {"threads", cfg.runtime.threads},
-          {"precision", precision},
-          {"vocab_size", data.meta.vocab_size},
-          {"train_tokens", data.meta.train_tokens},
-          {"val_tokens", data.meta.val_tokens},
-          {"tokenizer_sha256", data.meta.tokenizer_sha256},
-          {"inputs", inputs}};
+  json identity = {{"config", config_identity_json(cfg)},
+                   {"threads", cfg.runtime.threads},
+                   {"precision", precision},
+                   {"vocab_size", data.meta.vocab_size},
+                   {"train_tokens", data.meta.train_tokens},
+                   {"val_tokens", data.meta.val_tokens},
+                   {"tokenizer_sha256", data.meta.tokenizer_sha256},
+                   {"inputs", inputs}};
+  // ... and the same device; named only off the CPU, so checkpoints written before runtime.device resume.
+  if (cfg.runtime.device != DeviceKind::kCpu) identity["device"] = choice_name(cfg.runtime.device);
+  return identity;
 }
 
 void save_checkpoint(const std::string& path, Gpt& model, torch::optim::Optimizer& optimizer,
@@ -65,7 +68,7 @@ std::string identity_differences(const json& had, const json& want) {
 json load_checked(const std::string& path, Gpt& model, torch::optim::Optimizer& optimizer,
                   const json& identity) {
   torch::serialize::InputArchive archive;
-  archive.load_from(path);
+  archive.load_from(path, model->device());  // tensors straight onto the weights' device
   c10::IValue state_value;
   archive.read("state", state_value);
   json state = json::parse(state_value.toStringRef());
@@ -115,7 +118,7 @@ json load_checkpoint(const std::string& path, Gpt& model, torch::optim::Optimize
 json load_checkpoint_weights(const std::string& path, Gpt& model) {
   return damaged_is_input_error(path, "", [&] {
     torch::serialize::InputArchive archive, model_archive;
-    archive.load_from(path);
+    archive.load_from(path, model->device());  // tensors straight onto the weights' device
     c10::IValue state_value;
     archive.read("state", state_value);
     json state = json::parse(state_value.toStringRef());

@@ -26,9 +26,9 @@ std::vector<double> window_losses(Gpt& model, const TokenFile& file, const std::
   losses.reserve(starts.size());
   for (size_t i = 0; i < starts.size(); i += batch_size) {
     std::int64_t n = std::min<std::int64_t>(batch_size, starts.size() - i);
-    auto batch = make_batch(file, starts.data() + i, n, seq_len);  // (n, T+1)
+    auto batch = make_batch(file, starts.data() + i, n, seq_len).to(model->device());  // (n, T+1)
     auto x = batch.narrow(1, 0, seq_len), y = batch.narrow(1, 1, seq_len);
-    auto per_window = model->token_losses(x, y).mean(1).to(torch::kDouble).contiguous();  // (n)
+    auto per_window = model->token_losses(x, y).mean(1).to(torch::kCPU, torch::kDouble).contiguous();  // (n)
     const double* p = per_window.data_ptr<double>();
     losses.insert(losses.end(), p, p + n);
     if (on_batch) on_batch(losses.size(), starts.size());
@@ -45,7 +45,7 @@ std::vector<LayerBias> measure_bias(Gpt& model, const TokenFile& file,
   size_t windows = 0;
   for (size_t i = 0; i < starts.size(); i += batch_size) {
     std::int64_t n = std::min<std::int64_t>(batch_size, starts.size() - i);
-    auto batch = make_batch(file, starts.data() + i, n, seq_len);  // (n, T+1)
+    auto batch = make_batch(file, starts.data() + i, n, seq_len).to(model->device());  // (n, T+1)
     BiasProbe probe;
     model->forward(batch.narrow(1, 0, seq_len), &probe);
     for (int l = 0; l < L; ++l) {  // window-weighted mean over batches (the max logit: the maximum)

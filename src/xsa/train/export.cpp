@@ -6,6 +6,7 @@
 #include "xsa/model/export_tensors.h"
 #include "xsa/records/model_card.h"
 #include "xsa/train/checkpoint.h"
+#include "xsa/train/trained_variant.h"
 #include "xsa/util/error.h"
 #include "xsa/util/fs.h"
 #include "xsa/util/json_input.h"
@@ -103,7 +104,8 @@ ExportedModel exported_record(const ExportRequest& request, const TrainedVariant
   m.max_len = cfg.data.seq_len;
   m.variant = request.variant;
   m.layers = exported_layers(cfg, trained.spec);
-  const auto lambdas = trained.model->effective_lambdas().to(torch::kFloat64).contiguous();  // (L, H)
+  const auto lambdas =
+      trained.model->effective_lambdas().to(torch::kCPU, torch::kFloat64).contiguous();  // (L, H)
   for (int64_t l = 0; l < lambdas.size(0); ++l) {
     const double* row = lambdas[l].data_ptr<double>();
     m.lambda.emplace_back(row, row + lambdas.size(1));

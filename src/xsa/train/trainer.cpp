@@ -232,20 +232,15 @@ ExperimentResult run_paired_experiment(const Config& cfg, const TokenDataset& da
   if (!blas_warning.empty()) std::fprintf(stderr, "xsa-train: warning: %s\n", blas_warning.c_str());
 
   // Build every model (and draw its init) here, before any worker thread exists.
-  Shared shared{cfg,
-                data,
-                decoder,
-                options.out_dir,
-                checkpoint_identity(cfg, data, precision_name(precision.precision)),
-                nullptr,
-                board,
-                abort,
-                eval_starts,
-                bias_starts,
-                precision.precision,
-                options.resume,
-                ranks.rank,
-                ranks.world_size};
+  Shared shared(cfg, data, decoder, board, abort);
+  shared.out_dir = options.out_dir;
+  shared.identity = checkpoint_identity(cfg, data, precision_name(precision.precision));
+  shared.eval_starts = std::move(eval_starts);
+  shared.bias_starts = std::move(bias_starts);
+  shared.precision = precision.precision;
+  shared.resumed = options.resume;
+  shared.rank = ranks.rank;
+  shared.world = ranks.world_size;
   std::vector<std::unique_ptr<VariantRun>> runs;
   std::map<std::string, int> resume_step;
   for (size_t i = 0; i < cfg.attention.variants.size(); ++i) {

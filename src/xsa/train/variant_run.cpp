@@ -6,13 +6,14 @@
 #include <cstdlib>
 
 #include "xsa/data/sampler.h"
+#include "xsa/model/device.h"
 #include "xsa/model/generate.h"
 #include "xsa/stats/stats.h"
 #include "xsa/train/checkpoint.h"
 #include "xsa/train/evaluation.h"
-#include "xsa/train/export.h"
 #include "xsa/train/schedule.h"
 #include "xsa/train/step.h"
+#include "xsa/train/trained_variant.h"
 #include "xsa/util/fs.h"
 #include "xsa/util/stop_signal.h"
 #include "xsa/util/timing.h"
@@ -43,6 +44,8 @@ void VariantRun::build() {
   model_ = Gpt(cfg.model, cfg.attention, spec_, s_.data.meta.vocab_size, cfg.data.seq_len);
   model_->init_weights(at::make_generator<at::CPUGeneratorImpl>(cfg.seed));
   if (!cfg.model.init_from.empty()) init_from_export(model_, cfg, s_.data.meta, spec_);
+  model_->to(
+      torch_device(cfg.runtime.device));  // drawn on the CPU, so every device starts from the same weights
   optimizer_ = make_optimizer(model_, cfg.train, cfg.attention.lambda_lr_scale);
   record_.variant = spec_.name();
   record_.spec = variant_record(spec_, cfg.attention.learned_init);
@@ -105,8 +108,9 @@ void VariantRun::run() {
     auto t0 = Clock::now();
     const double lr = learning_rate(step_, steps, cfg.train.warmup_steps, cfg.train.lr, cfg.train.min_lr);
     auto starts = sampler.batch_starts(step_, B);
-    auto batch = make_batch(*s_.data.train, starts.data() + s_.rank * local_b, local_b, T);  // (b, T+1)
-    auto x = batch.narrow(1, 0, T), y = batch.narrow(1, 1, T);                               // (b, T) each
+    auto batch = make_batch(*s_.data.train, starts.data() + s_.rank * local_b, local_b, T)  // (b, T+1)
+                     .to(model_->device());
+    auto x = batch.narrow(1, 0, T), y = batch.narrow(1, 1, T);  // (b, T) each
     StepSettings settings;
     settings.lr = lr;
     settings.lambda_lr_scale = cfg.attention.lambda_lr_scale;

@@ -53,16 +53,20 @@ class LogWriter {
   std::ofstream out_;
 };
 
-// Everything the concurrent runs share (read-only except the log, board and abort flag).
+// Everything the concurrent runs share (read-only except the log, board and abort flag). The objects it
+// refers to are given to the constructor; every other field is set by name.
 struct Shared {
+  Shared(const Config& config, const TokenDataset& dataset, const PiecesDecoder& pieces,
+         ProgressBoard& progress, std::atomic<bool>& abort_flag)
+      : cfg(config), data(dataset), decoder(pieces), board(progress), abort(abort_flag) {}
   const Config& cfg;
   const TokenDataset& data;
   const PiecesDecoder& decoder;
-  std::string out_dir;
-  json identity;             // what a checkpoint must match to be resumed
-  LogWriter* log = nullptr;  // opened once the log has been trimmed for a resume
   ProgressBoard& board;
   std::atomic<bool>& abort;
+  std::string out_dir;
+  json identity;                           // what a checkpoint must match to be resumed
+  LogWriter* log = nullptr;                // opened once the log has been trimmed for a resume
   std::vector<std::uint64_t> eval_starts;  // fixed validation windows for periodic evaluation
   std::vector<std::uint64_t> bias_starts;  // fixed validation windows for bias metrics
   Precision precision = Precision::kFp32;  // runtime.precision resolved for this CPU

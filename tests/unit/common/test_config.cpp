@@ -61,6 +61,7 @@ TEST(Config, EmptyFileGivesStructDefaults) {
   EXPECT_EQ(c.train.checkpoint_interval, 100);
   EXPECT_EQ(c.runtime.threads, 1);
   EXPECT_EQ(c.runtime.workers, 2);
+  EXPECT_EQ(c.runtime.device, DeviceKind::kCpu);
   EXPECT_EQ(c.source, kSrc);
   EXPECT_TRUE(c == Config{});
 }
@@ -79,7 +80,7 @@ train: {steps: 40, batch_size: 4, lr: 3e-4, min_lr: 0, warmup_steps: 40, weight_
 eval: {interval: 11, batches: 3}
 metrics: {bias_interval: 13, bias_batches: 2}
 sample: {count: 0, tokens: 9, temperature: 0.7, top_k: 0, seed: 5}
-runtime: {threads: 3, workers: 4}
+runtime: {threads: 3, workers: 4, device: cuda}
 )";
   Config c = parse_config(yaml, kSrc);
   EXPECT_EQ(c.name, "custom");
@@ -132,6 +133,7 @@ runtime: {threads: 3, workers: 4}
   EXPECT_EQ(c.sample.seed, 5u);
   EXPECT_EQ(c.runtime.threads, 3);
   EXPECT_EQ(c.runtime.workers, 4);
+  EXPECT_EQ(c.runtime.device, DeviceKind::kCuda);  // parsed here; refused at run time without CUDA
 }
 
 TEST(Config, VariantNames) {
@@ -581,6 +583,8 @@ TEST(Config, AttentionImplSpellingsAreTheKeysChoices) {
   EXPECT_EQ(choice_names<PrecisionRequest>(), (std::vector<std::string>{"fp32", "bf16", "auto"}));
   EXPECT_EQ(parse_choice<PrecisionRequest>("auto"), PrecisionRequest::kAuto);
   EXPECT_STREQ(choice_name(PositionEncoding::kLearned), "learned");
+  EXPECT_EQ(choice_names<DeviceKind>(), (std::vector<std::string>{"cpu", "cuda"}));
+  EXPECT_EQ(parse_choice<DeviceKind>("gpu"), std::nullopt);
   // The key refuses what the parser refuses, naming the allowed values.
   try {
     parse_config("attention: {impl: flash}\n", "c.yaml");
