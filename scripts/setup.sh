@@ -24,7 +24,7 @@ for arg in "$@"; do
 done
 
 PACKAGES=(
-  build-essential cmake pkg-config git
+  build-essential cmake ninja-build pkg-config git
   libtorch-dev libopenblas0-pthread
   libgloo-dev  # the gloo headers c10d's ProcessGroupGloo.hpp includes (data-parallel ranks)
   libcli11-dev libyaml-cpp-dev nlohmann-json3-dev

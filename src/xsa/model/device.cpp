@@ -11,12 +11,12 @@
 
 namespace xsa {
 
-torch::Device torch_device(DeviceKind kind) {
+c10::Device torch_device(DeviceKind kind) {
   switch (kind) {
     case DeviceKind::kCpu:
-      return torch::kCPU;
+      return c10::kCPU;
     case DeviceKind::kCuda:
-      return torch::kCUDA;
+      return c10::kCUDA;
   }
   throw std::logic_error("torch_device: unknown DeviceKind");
 }
