@@ -26,7 +26,7 @@ draw() {
   local tmp
   tmp=$(mktemp -d "results/figures/.$out.XXXXXX")
   # shellcheck disable=SC2086  # the folder list is split on purpose
-  if ! "$py" scripts/plot_findings.py $folders --out "$tmp" --inspect "$inspect" "$@"; then
+  if ! "$py" scripts/plots/plot_findings.py $folders --out "$tmp" --inspect "$inspect" "$@"; then
     rm -rf "$tmp"
     return 1
   fi

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The trend notes in the legends of the length and budget figures (scripts/figures/improvement.py, drawn by
-scripts/plot_findings.py and scripts/plot_results.py) against hand-computed trends, the lines of two
+scripts/plots/plot_findings.py and scripts/plots/plot_results.py) against hand-computed trends, the lines of two
 attention implementations kept apart, and how the lr and early-loss figures' legends tell comparisons apart.
 
 Usage: check_legends.py XSA_INSPECT FIXTURES (tests/fixtures/report: its lengths/ and budget/)

@@ -161,8 +161,12 @@ class Case:
         self.name, self.cmd, self.names, self.out, self.expect = name, cmd, names, out, expect
 
 
+# The folder of scripts/ each script lives in (docs/development.md, "Layout").
+SCRIPT_FOLDERS = {"plot_results.py": "plots", "plot_findings.py": "plots"}
+
+
 def script(py, name):
-    return [py, str(SCRIPTS / name)]
+    return [py, str(SCRIPTS / SCRIPT_FOLDERS.get(name, "") / name)]
 
 
 def runners(py, inspect):

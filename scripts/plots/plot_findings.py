@@ -2,7 +2,7 @@
 """Figures for docs/findings.md, drawn from xsa-inspect's own JSON (the numbers of the tables, not a
 second implementation of the statistics).
 
-Usage: scripts/plot_findings.py PATH... --out DIR [--baseline RUN] [--lambda 1,0.5] [--only NAME,...]
+Usage: scripts/plots/plot_findings.py PATH... --out DIR [--baseline RUN] [--lambda 1,0.5] [--only NAME,...]
                                 [--inspect build/xsa-inspect]
 
 Runs `xsa-inspect PATH... --format json` (scripts/xsa_results.py) and writes into DIR every figure whose section
@@ -23,7 +23,7 @@ except ImportError:
     sys.exit(f"plot_findings: error: {sys.executable} has no matplotlib; run it with /usr/bin/python3 "
              "(Debian's python3-matplotlib: apt-get install python3-matplotlib)")
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: the shared modules
 import user_input  # noqa: E402  (scripts/user_input.py: a user-named path checked, or one line and exit 2)
 import xsa_results  # noqa: E402  (scripts/xsa_results.py: the tool's outputs, read the one way)
 from figures import bias, common, improvement  # noqa: E402
