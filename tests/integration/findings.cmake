@@ -91,9 +91,9 @@ add_test(NAME plots.findings_legends
   COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/check_legends.py $<TARGET_FILE:xsa-inspect>
     ${CMAKE_SOURCE_DIR}/tests/fixtures/report)
 
-# scripts/science_compute.py (the compute the science sweeps used): one row per folder of finished points; the
+# scripts/science/science_compute.py (the compute the science sweeps used): one row per folder of finished points; the
 # budget fixture has 4 points of 2 runs: 2 seeds × 2 runs × (100 + 400 steps) × 8 × 64 tokens = 1.0M.
 add_test(NAME scripts.science_compute
-  COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/science_compute.py ${CMAKE_SOURCE_DIR}/tests/fixtures/report)
+  COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/science/science_compute.py ${CMAKE_SOURCE_DIR}/tests/fixtures/report)
 set_tests_properties(scripts.science_compute PROPERTIES
   PASS_REGULAR_EXPRESSION "\\| budget \\| 4 \\| 8 \\| 1\\.0M \\| 0\\.00 \\| 1,000 \\|")

@@ -1,6 +1,6 @@
 # Every results table of the documentation (docs/findings.md's science tables, docs/performance.md's bench tables,
 # and any block README.md or another docs/*.md holds later) is a block that names its command (xsa-inspect,
-# scripts/science_compute.py for the compute table, scripts/bench.py --show for a committed bench.json); the
+# scripts/science/science_compute.py for the compute table, scripts/bench.py --show for a committed bench.json); the
 # blocks must equal what that command prints from the committed results/ (no hand-copied numbers).
 # scripts/readme_tables.py --update regenerates them. --docs takes every *.md of docs/ when the test runs.
 add_test(NAME readme.tables_match_results

@@ -162,7 +162,7 @@ class Case:
 
 
 # The folder of scripts/ each script lives in (docs/development.md, "Layout").
-SCRIPT_FOLDERS = {"plot_results.py": "plots", "plot_findings.py": "plots"}
+SCRIPT_FOLDERS = {"plot_results.py": "plots", "plot_findings.py": "plots", "science_compute.py": "science"}
 
 
 def script(py, name):

@@ -4,7 +4,7 @@
 # finish. Needs build/xsa-inspect (or $XSA_BUILD/xsa-inspect, where scripts/xsa_results.py looks) and Debian's
 # python3-matplotlib.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 py=/usr/bin/python3
 inspect=${XSA_BUILD:-build}/xsa-inspect
 [ -x "$inspect" ] || { echo "findings_figures: error: $inspect not built (scripts/build.sh)" >&2; exit 2; }
