@@ -8,7 +8,7 @@ A generated block in a markdown file is delimited by two HTML comments; the firs
     <!-- /xsa-inspect -->
 
 The tools: `xsa-inspect` (the built executable, with `--format markdown`), `science_compute`
-(scripts/science/science_compute.py, the compute the science sweeps used) and `bench` (scripts/bench.py --show: a
+(scripts/science/science_compute.py, the compute the science sweeps used) and `bench` (scripts/perf/bench.py --show: a
 committed bench.json's machine, matmul peaks, step time, fused kernel and length and size tables). Arguments are
 relative to the repository.
 
@@ -73,7 +73,7 @@ def tool_command(tool, args, exe, root):
     if tool == "science_compute":
         return [sys.executable, str(root / "scripts" / "science" / "science_compute.py")] + args
     if tool == "bench":
-        return [sys.executable, str(root / "scripts" / "bench.py"), "--show"] + args
+        return [sys.executable, str(root / "scripts" / "perf" / "bench.py"), "--show"] + args
     return xsa_results.command(args, "markdown", exe)
 
 

@@ -162,7 +162,8 @@ class Case:
 
 
 # The folder of scripts/ each script lives in (docs/development.md, "Layout").
-SCRIPT_FOLDERS = {"plot_results.py": "plots", "plot_findings.py": "plots", "science_compute.py": "science"}
+SCRIPT_FOLDERS = {"plot_results.py": "plots", "plot_findings.py": "plots", "science_compute.py": "science",
+                  "bench.py": "perf", "profile_summary.py": "perf"}
 
 
 def script(py, name):
