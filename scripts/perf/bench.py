@@ -27,7 +27,7 @@ Usage: scripts/bench.sh [--steps N] [--repeats R] [--quick] [--bf16] [--lengths-
                                       the step time at 1 thread, the fused kernel per instruction set, the
                                       length and size table and the data-parallel table and plan, those it holds
                                       (the tables of docs/performance.md and the README's plan are such blocks,
-                                      checked by scripts/readme_tables.py)
+                                      checked by scripts/dev/readme_tables.py)
 """
 import argparse
 import contextlib

@@ -2,9 +2,9 @@
 # and any block README.md or another docs/*.md holds later) is a block that names its command (xsa-inspect,
 # scripts/science/science_compute.py for the compute table, scripts/perf/bench.py --show for a committed bench.json); the
 # blocks must equal what that command prints from the committed results/ (no hand-copied numbers).
-# scripts/readme_tables.py --update regenerates them. --docs takes every *.md of docs/ when the test runs.
+# scripts/dev/readme_tables.py --update regenerates them. --docs takes every *.md of docs/ when the test runs.
 add_test(NAME readme.tables_match_results
-  COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/readme_tables.py --check
+  COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/dev/readme_tables.py --check
     --readme ${CMAKE_SOURCE_DIR}/README.md --docs ${CMAKE_SOURCE_DIR}/docs --inspect $<TARGET_FILE:xsa-inspect>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 
@@ -33,7 +33,7 @@ add_test(NAME readme.findings_labels
 function(add_readme_check_test name fixture expected)
   add_test(NAME ${name}
     COMMAND sh -c "/usr/bin/python3 \"$0\" --check --readme \"$1\" --inspect \"$2\" 2>&1; echo \"exit code $?\""
-      ${CMAKE_SOURCE_DIR}/scripts/readme_tables.py ${CMAKE_SOURCE_DIR}/tests/fixtures/readme/${fixture}
+      ${CMAKE_SOURCE_DIR}/scripts/dev/readme_tables.py ${CMAKE_SOURCE_DIR}/tests/fixtures/readme/${fixture}
       $<TARGET_FILE:xsa-inspect>
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(${name} PROPERTIES PASS_REGULAR_EXPRESSION "${expected}")

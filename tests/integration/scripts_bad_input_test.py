@@ -163,11 +163,12 @@ class Case:
 
 # The folder of scripts/ each script lives in (docs/development.md, "Layout").
 SCRIPT_FOLDERS = {"plot_results.py": "plots", "plot_findings.py": "plots", "science_compute.py": "science",
-                  "bench.py": "perf", "profile_summary.py": "perf"}
+                  "bench.py": "perf", "profile_summary.py": "perf", "readme_tables.py": "dev",
+                  "check_notebook_html.py": "dev"}
 
 
 def script(py, name):
-    return [py, str(SCRIPTS / SCRIPT_FOLDERS.get(name, "") / name)]
+    return [py, str(SCRIPTS / SCRIPT_FOLDERS[name] / name)]
 
 
 def runners(py, inspect):

@@ -33,7 +33,7 @@ import shlex
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: the shared modules
 import user_input  # noqa: E402  (scripts/user_input.py: a user-named file read, or one line and exit 2)
 import xsa_results  # noqa: E402  (scripts/xsa_results.py: where xsa-inspect is and how it is called)
 
@@ -148,7 +148,7 @@ def main():
                     help="xsa-inspect executable (default: build/xsa-inspect, or $XSA_BUILD/xsa-inspect)")
     args = ap.parse_args()
 
-    root = pathlib.Path(__file__).resolve().parent.parent
+    root = pathlib.Path(__file__).resolve().parents[2]  # the repository, two folders up
     try:
         exe = xsa_results.executable("xsa-inspect", args.inspect)
     except user_input.InputError as e:
