@@ -33,9 +33,9 @@ import shlex
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: the shared modules
-import user_input  # noqa: E402  (scripts/user_input.py: a user-named file read, or one line and exit 2)
-import xsa_results  # noqa: E402  (scripts/xsa_results.py: where xsa-inspect is and how it is called)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: the xsapy package
+from xsapy import user_input  # noqa: E402  (a user-named file read, or one line and exit 2)
+from xsapy import results  # noqa: E402  (where xsa-inspect is and how it is called)
 
 
 def fail(message):
@@ -74,7 +74,7 @@ def tool_command(tool, args, exe, root):
         return [sys.executable, str(root / "scripts" / "science" / "science_compute.py")] + args
     if tool == "bench":
         return [sys.executable, str(root / "scripts" / "perf" / "bench.py"), "--show"] + args
-    return xsa_results.command(args, "markdown", exe)
+    return results.command(args, "markdown", exe)
 
 
 def block_inputs(tool, args, root):
@@ -150,7 +150,7 @@ def main():
 
     root = pathlib.Path(__file__).resolve().parents[2]  # the repository, two folders up
     try:
-        exe = xsa_results.executable("xsa-inspect", args.inspect)
+        exe = results.executable("xsa-inspect", args.inspect)
     except user_input.InputError as e:
         fail(e)
     files = markdown_files(args, root)

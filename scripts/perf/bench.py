@@ -41,9 +41,9 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: the shared modules
-import user_input  # noqa: E402  (scripts/user_input.py: a user-named file read, or one line and exit 2)
-from user_input import InputError, need  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: the xsapy package
+from xsapy import user_input  # noqa: E402  (a user-named file read, or one line and exit 2)
+from xsapy.user_input import InputError, need  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository
 BUILD = os.path.join(ROOT, "build")

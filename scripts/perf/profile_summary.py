@@ -9,9 +9,9 @@ import os
 import sys
 from collections import defaultdict
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: the shared modules
-import user_input  # noqa: E402  (scripts/user_input.py: a user-named file read, or one line and exit 2)
-from user_input import InputError, check, need  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: the xsapy package
+from xsapy import user_input  # noqa: E402  (a user-named file read, or one line and exit 2)
+from xsapy.user_input import InputError, check, need  # noqa: E402
 
 WHAT = "a chrome trace (xsa-bench --profile)"
 

@@ -6,7 +6,7 @@ Usage: scripts/plots/plot_results.py PATH... --out DIR [--inspect build/xsa-insp
 PATH is a results.json file or a folder searched recursively for results.json (a sweep folder, shards
 included), as for xsa-inspect. Writes into DIR the figures --help lists (each described once, in the
 docstring of the module that draws it).
-A front-end of scripts/figures/: the curves come from the results.json files and log.jsonl (figures/curves.py),
+A front-end of scripts/xsapy/figures/: the curves come from the results.json files and log.jsonl (figures/curves.py),
 the improvement plots from xsa-inspect's JSON (figures/improvement.py, the same figures scripts/plots/plot_findings.py
 draws: the tables' own grouping, repeated-run handling and Student t CIs, so a bar is the table's interval).
 --inspect names the executable (default build/xsa-inspect, or $XSA_BUILD/xsa-inspect).
@@ -26,10 +26,10 @@ except ImportError:  # e.g. a pyenv python3 first on PATH: one line, not a trace
     sys.exit("plot_results.py: error: %s has no matplotlib; run /usr/bin/python3 scripts/plots/plot_results.py "
              "(Debian's python3-matplotlib; apt-get install python3-matplotlib)" % sys.executable)
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: the shared modules
-import user_input  # noqa: E402  (scripts/user_input.py: a user-named file read, or one line and exit 2)
-import xsa_results  # noqa: E402  (scripts/xsa_results.py: the tool's outputs, read the one way)
-from figures import common, curves, improvement  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: the xsapy package
+from xsapy import user_input  # noqa: E402  (a user-named file read, or one line and exit 2)
+from xsapy import results  # noqa: E402  (the tool's outputs, read the one way)
+from xsapy.figures import common, curves, improvement  # noqa: E402
 
 # (figure, what it draws from: "files" = the results.json files and logs, "inspect" = xsa-inspect's sections)
 FIGURES = ((curves.loss_curves, "files"), (improvement.improvement_vs_lambda, "inspect"),
@@ -51,9 +51,9 @@ def main(argv):
     args = parser.parse_args(argv)
     try:
         user_input.refuse_overlap(args.out, args.paths)
-        data = {"files": xsa_results.experiments(args.paths, logs=True)}
+        data = {"files": results.experiments(args.paths, logs=True)}
         curves.check(data["files"])
-        data["inspect"] = xsa_results.inspect(args.paths, None, args.inspect)
+        data["inspect"] = results.inspect(args.paths, None, args.inspect)
         user_input.ensure_folder(args.out, "--out folder")
     except user_input.InputError as e:
         error(e)

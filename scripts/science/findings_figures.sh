@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Redraws the figures of docs/findings.md in results/figures/ from the committed results/ (through xsa-inspect's
 # JSON, so figures and tables carry the same numbers). Sweeps not run yet are left out; run it again as they
-# finish. Needs build/xsa-inspect (or $XSA_BUILD/xsa-inspect, where scripts/xsa_results.py looks) and Debian's
+# finish. Needs build/xsa-inspect (or $XSA_BUILD/xsa-inspect, where scripts/xsapy/results.py looks) and Debian's
 # python3-matplotlib.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -14,9 +14,9 @@ import pathlib
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: the shared modules
-import user_input  # noqa: E402  (scripts/user_input.py: a user-named file read, or one line and exit 2)
-from user_input import InputError, check, load_json, need  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: the xsapy package
+from xsapy import user_input  # noqa: E402  (a user-named file read, or one line and exit 2)
+from xsapy.user_input import InputError, check, load_json, need  # noqa: E402
 
 
 def fail(message):

@@ -217,7 +217,8 @@ def check_extremes(bench_py, d, failures):
     return len(cases) + 1
 
 
-WRITE_RESULT = ("import os, resource, sys; sys.path.insert(0, os.path.dirname(sys.argv[1])); import bench, user_input; "
+WRITE_RESULT = ("import os, resource, sys; sys.path.insert(0, os.path.dirname(sys.argv[1])); import bench; "
+                "user_input = bench.user_input; "
                 "n = int(sys.argv[3]); n and resource.setrlimit(resource.RLIMIT_FSIZE, (n, n)); "
                 "user_input.run('bench', bench.write_result, {'steps': 8, 'filler': 'x' * 100000}, sys.argv[2])")
 

@@ -84,7 +84,7 @@ add_test(NAME plots.findings_model_sizes
     ${CMAKE_BINARY_DIR}/tests/findings_sizes_out ${CMAKE_SOURCE_DIR}/scripts/plots/plot_findings.py
     $<TARGET_FILE:xsa-inspect>)
 
-# The trend notes of the length and budget figures' legends (scripts/figures/improvement.py groups length lines
+# The trend notes of the length and budget figures' legends (scripts/xsapy/figures/improvement.py groups length lines
 # itself and looks the trend up by the design string xsa-inspect prints) against trends computed by hand from
 # fixtures/report/lengths and fixtures/report/budget.
 add_test(NAME plots.findings_legends

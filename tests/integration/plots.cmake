@@ -33,7 +33,7 @@ add_test(NAME plots.without_matplotlib_one_line_names_interpreter_and_fix
     ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single --out ${CMAKE_BINARY_DIR}/tests/plots_no_mpl_out)
 
 # --help lists every figure the script can draw, each with its description from the docstring of the module that
-# draws it (scripts/figures/common.py figure_help): a figure added to FIGURES without one fails here, not in a
+# draws it (scripts/xsapy/figures/common.py figure_help): a figure added to FIGURES without one fails here, not in a
 # user's --help. The names are the scripts' own FIGURES, read by importing them, not a copied list.
 foreach(_script plot_results plot_findings)
   add_test(NAME plots.${_script}_help_lists_every_figure
