@@ -1,4 +1,4 @@
-"""xsa's Python modules, shared by the scripts, the tests and the notebook (docs/development.md, "Layout").
+"""xsa's Python modules, shared by the scripts, the tests and the notebook (docs/development.md, "Scripts").
 
   results     the one way Python reads the tool's outputs: xsa-inspect's JSON, results.json files, log.jsonl
   user_input  a file or folder a user names read, or one line and exit 2; outputs written the same way
