@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Executes notebooks/tour.ipynb headless (jupyter nbconvert --execute, bounded in time) into build/notebook/,
 # then opens the HTML in headless Chromium and checks that every figure rendered (loaded, not blank) and that
-# no cell wrote an error (scripts/check_notebook_html.py). With --screenshot PNG it also saves a screenshot
+# no cell wrote an error (scripts/dev/check_notebook_html.py). With --screenshot PNG it also saves a screenshot
 # of the executed notebook (docs/guide.md "Explore" shows docs/images/tour.png). Needs scripts/setup.sh --notebook
 # (Debian's jupyter-nbconvert, python3-ipykernel, chromium) and a build (scripts/build.sh).
 # Part 3 trains on $XSA_TOUR_DATA or data/tinystories, else on a generated corpus; $XSA_TOUR_STEPS steps.
@@ -27,4 +27,4 @@ start=$(date +%s)
 PATH=/usr/bin:$PATH XSA_BUILD="$PWD/build" PYDEVD_DISABLE_FILE_VALIDATION=1 timeout 900 jupyter-nbconvert --to html --execute \
   --ExecutePreprocessor.timeout=600 --output-dir "$out" --output tour notebooks/tour.ipynb
 echo "notebook: executed in $(( $(date +%s) - start )) s -> $out/tour.html"
-/usr/bin/python3 scripts/check_notebook_html.py "$out/tour.html" --figures 6 ${screenshot:+--screenshot "$screenshot"}
+/usr/bin/python3 scripts/dev/check_notebook_html.py "$out/tour.html" --figures 6 ${screenshot:+--screenshot "$screenshot"}

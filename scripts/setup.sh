@@ -6,7 +6,7 @@
 # (tests/integration/slurm_test.sh); it is opt-in because on a machine with systemd the packages enable
 # system daemons. CI passes it (.ci/run).
 # `--sanitizers` also installs clang and its compiler-rt (AddressSanitizer, UndefinedBehaviorSanitizer and
-# libFuzzer runtimes) for the sanitizer and fuzz builds (scripts/sanitize_build.sh calls it).
+# libFuzzer runtimes) for the sanitizer and fuzz builds (scripts/dev/sanitize_build.sh calls it).
 # `--notebook` also installs Jupyter (the notebook server, nbconvert, the Python kernel) and Chromium, for
 # notebooks/tour.ipynb and its headless check (scripts/notebook.sh; CI passes it).
 set -euo pipefail

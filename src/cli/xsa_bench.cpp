@@ -41,7 +41,7 @@ struct BenchOptions {
   int vocab = 4096;
   bool quick = false;       // skip the scaling sweeps
   bool bf16 = false;        // measure bf16 even without native bf16 (emulated: slow)
-  bool flops_only = false;  // print the config's model FLOPs per token and stop (scripts/bench.py's MFU)
+  bool flops_only = false;  // print the config's model FLOPs per token and stop (scripts/perf/bench.py's MFU)
   std::string json_path;
   std::string profile_path;  // chrome trace of a few SA steps (LibTorch's profiler)
 };
@@ -68,7 +68,7 @@ void setup_bench_command(CLI::App& app, BenchOptions& opt) {
       "and stop");
   app.add_option("--profile", opt.profile_path,
                  "write chrome://tracing profiles of 3 steps to PATH.sa.json and PATH.xsa.json "
-                 "(scripts/profile_summary.py sums them)");
+                 "(scripts/perf/profile_summary.py sums them)");
   app.set_version_flag("--version", std::string("xsa ") + XSA_VERSION + " (LibTorch " + TORCH_VERSION + ")");
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""scripts/bench.py --show on a hand-made bench.json: the machine line, the matmul peaks, every cell of the step
+"""scripts/perf/bench.py --show on a hand-made bench.json: the machine line, the matmul peaks, every cell of the step
 table (fp32 and bf16 rows) and of the fused kernel table (GFLOP/s of the causal half: 7·D·T² FLOPs, as
 xsa::flash_kernel_flops), and every cell and ratio of the length and size table, against values worked out by hand
 from the file's numbers; the data-parallel table and the scale-out plan (also alone, --part plan) against values
@@ -217,7 +217,8 @@ def check_extremes(bench_py, d, failures):
     return len(cases) + 1
 
 
-WRITE_RESULT = ("import os, resource, sys; sys.path.insert(0, os.path.dirname(sys.argv[1])); import bench, user_input; "
+WRITE_RESULT = ("import os, resource, sys; sys.path.insert(0, os.path.dirname(sys.argv[1])); import bench; "
+                "user_input = bench.user_input; "
                 "n = int(sys.argv[3]); n and resource.setrlimit(resource.RLIMIT_FSIZE, (n, n)); "
                 "user_input.run('bench', bench.write_result, {'steps': 8, 'filler': 'x' * 100000}, sys.argv[2])")
 
@@ -256,7 +257,7 @@ def check_writes(bench_py, d, good, failures):
         if f.read() != '{"steps": 1}':
             failures.append("bench.json, a full disk: the previous bench.json was not left whole")
     # --out that is, holds or lies inside an input of a measuring run (refused before the data check and any run).
-    root = os.path.dirname(os.path.dirname(os.path.abspath(bench_py)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(bench_py))))  # scripts/perf/bench.py's
     link = f"{d}/link-to-data"  # a link into the data folder is that folder (real paths compared)
     os.symlink(os.path.join(root, "data", "tinystories"), link)
     for out_dir, relation in ((os.path.join(root, "configs"), "holds"), (root, "holds"),

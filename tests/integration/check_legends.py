@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""The trend notes in the legends of the length and budget figures (scripts/figures/improvement.py, drawn by
-scripts/plot_findings.py and scripts/plot_results.py) against hand-computed trends, the lines of two
+"""The trend notes in the legends of the length and budget figures (scripts/xsapy/figures/improvement.py, drawn by
+scripts/plots/plot_findings.py and scripts/plots/plot_results.py) against hand-computed trends, the lines of two
 attention implementations kept apart, and how the lr and early-loss figures' legends tell comparisons apart.
 
 Usage: check_legends.py XSA_INSPECT FIXTURES (tests/fixtures/report: its lengths/ and budget/)
@@ -24,7 +24,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
-from figures import improvement  # noqa: E402  (the module under test; it needs matplotlib: /usr/bin/python3)
+from xsapy.figures import improvement  # noqa: E402  (the module under test; it needs matplotlib: /usr/bin/python3)
 
 EXPECTED = {  # design -> (T of the line, slope, CI low, CI high)
     "4096 tokens/step": ([64, 128, 256], -1.25, -4.4265, 1.9265),

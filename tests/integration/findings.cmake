@@ -1,11 +1,11 @@
-# scripts/plot_findings.py draws the figures of docs/findings.md from xsa-inspect's JSON: on the report fixtures
+# scripts/plots/plot_findings.py draws the figures of docs/findings.md from xsa-inspect's JSON: on the report fixtures
 # (several seeds and sequence lengths, bias at init and end) it must write the figures whose sections have
 # rows, as PNG files; a budget figure needs two budgets, which only the budget fixture has.
 add_test(NAME plots.findings_from_inspect_json
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_out
     "eval_delta_curve improvement_vs_lambda improvement_vs_seq_len bias_init_vs_end"
     "improvement_vs_budget improvement_vs_lr"
-    /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py
+    /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plots/plot_findings.py
     ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single ${CMAKE_SOURCE_DIR}/tests/fixtures/report/sweep
     --inspect $<TARGET_FILE:xsa-inspect>)
 
@@ -15,7 +15,7 @@ add_test(NAME plots.findings_lambda_filter
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_lambda_out
     "eval_delta_curve bias_init_vs_end"
     "improvement_vs_lambda improvement_vs_seq_len improvement_vs_budget improvement_vs_lr"
-    /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py
+    /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plots/plot_findings.py
     ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single ${CMAKE_SOURCE_DIR}/tests/fixtures/report/sweep
     --lambda 0.5 --inspect $<TARGET_FILE:xsa-inspect>)
 
@@ -25,7 +25,7 @@ add_test(NAME plots.findings_lambda_filter
 add_test(NAME plots.findings_baseline
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_baseline_out
     "improvement_vs_lambda eval_delta_curve" "improvement_vs_budget improvement_vs_lr"
-    /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py
+    /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plots/plot_findings.py
     ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single ${CMAKE_SOURCE_DIR}/tests/fixtures/report/sweep
     --baseline xsa --only improvement_vs_lambda,eval_delta_curve,improvement_vs_budget,improvement_vs_lr
     --inspect $<TARGET_FILE:xsa-inspect>)
@@ -34,14 +34,14 @@ add_test(NAME plots.findings_bad_baseline_exits_2
     err=$("$@" 2>&1 >/dev/null); rc=$?
     [ $rc -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ "$err" == *"--baseline 'nope'"* ]] ||
       { echo "rc=$rc stderr=$err"; exit 1; }
-  ]=] _ /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single
+  ]=] _ /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plots/plot_findings.py ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single
     --baseline nope --out ${CMAKE_BINARY_DIR}/tests/findings_bad_baseline_out --inspect $<TARGET_FILE:xsa-inspect>)
 
 # --only draws just the named figures, although the fixtures have the data for three more.
 add_test(NAME plots.findings_only
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_only_out
     "improvement_vs_lambda" "eval_delta_curve improvement_vs_seq_len bias_init_vs_end improvement_vs_budget"
-    /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py
+    /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plots/plot_findings.py
     ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single ${CMAKE_SOURCE_DIR}/tests/fixtures/report/sweep
     --only improvement_vs_lambda --inspect $<TARGET_FILE:xsa-inspect>)
 
@@ -49,7 +49,7 @@ add_test(NAME plots.findings_only
 add_test(NAME plots.findings_two_budgets
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_budget_out
     "improvement_vs_budget eval_delta_curve bias_init_vs_end" "improvement_vs_lambda improvement_vs_seq_len improvement_vs_lr"
-    /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py ${CMAKE_SOURCE_DIR}/tests/fixtures/report/budget
+    /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plots/plot_findings.py ${CMAKE_SOURCE_DIR}/tests/fixtures/report/budget
     --inspect $<TARGET_FILE:xsa-inspect>)
 
 # Several learning rates (the committed results/lr_control, one λ at 3-4 lrs, one budget): the lr figure, and
@@ -58,7 +58,7 @@ add_test(NAME plots.findings_learning_rates
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_lr_out
     "improvement_vs_lr eval_delta_curve bias_init_vs_end"
     "improvement_vs_lambda improvement_vs_budget improvement_vs_seq_len early_val_loss dynamics_over_training best_per_setup"
-    /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py ${CMAKE_SOURCE_DIR}/results/lr_control
+    /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plots/plot_findings.py ${CMAKE_SOURCE_DIR}/results/lr_control
     --inspect $<TARGET_FILE:xsa-inspect>)
 
 # Several baseline setups at shared lrs (question 9: lr_control's paper setup and baseline_choices' positions and
@@ -69,7 +69,7 @@ add_test(NAME plots.findings_baseline_setups
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_setups_out
     "improvement_vs_lr early_val_loss dynamics_over_training best_per_setup"
     "improvement_vs_lambda improvement_vs_budget"
-    /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py ${CMAKE_SOURCE_DIR}/results/lr_control
+    /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plots/plot_findings.py ${CMAKE_SOURCE_DIR}/results/lr_control
     ${CMAKE_SOURCE_DIR}/results/baseline_choices
     --only improvement_vs_lr,early_val_loss,dynamics_over_training,improvement_vs_lambda,improvement_vs_budget,best_per_setup
     --inspect $<TARGET_FILE:xsa-inspect>)
@@ -81,19 +81,19 @@ add_test(NAME plots.findings_model_sizes
   COMMAND sh -c "rm -rf \"$2\" && /usr/bin/python3 \"$0\" \"$1\" \"$2\" 6 256 8 && bash \"$3\" \"$4\" \"improvement_vs_size bias_by_depth\" improvement_vs_lr /usr/bin/python3 \"$5\" \"$1\" \"$2\" --only improvement_vs_size,bias_by_depth,improvement_vs_lr --inspect \"$6\""
     ${CMAKE_CURRENT_LIST_DIR}/resize_results.py ${CMAKE_SOURCE_DIR}/tests/fixtures/report/budget
     ${CMAKE_BINARY_DIR}/tests/findings_sizes_in ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh
-    ${CMAKE_BINARY_DIR}/tests/findings_sizes_out ${CMAKE_SOURCE_DIR}/scripts/plot_findings.py
+    ${CMAKE_BINARY_DIR}/tests/findings_sizes_out ${CMAKE_SOURCE_DIR}/scripts/plots/plot_findings.py
     $<TARGET_FILE:xsa-inspect>)
 
-# The trend notes of the length and budget figures' legends (scripts/figures/improvement.py groups length lines
+# The trend notes of the length and budget figures' legends (scripts/xsapy/figures/improvement.py groups length lines
 # itself and looks the trend up by the design string xsa-inspect prints) against trends computed by hand from
 # fixtures/report/lengths and fixtures/report/budget.
 add_test(NAME plots.findings_legends
   COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/check_legends.py $<TARGET_FILE:xsa-inspect>
     ${CMAKE_SOURCE_DIR}/tests/fixtures/report)
 
-# scripts/science_compute.py (the compute the science sweeps used): one row per folder of finished points; the
+# scripts/science/science_compute.py (the compute the science sweeps used): one row per folder of finished points; the
 # budget fixture has 4 points of 2 runs: 2 seeds × 2 runs × (100 + 400 steps) × 8 × 64 tokens = 1.0M.
 add_test(NAME scripts.science_compute
-  COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/science_compute.py ${CMAKE_SOURCE_DIR}/tests/fixtures/report)
+  COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/science/science_compute.py ${CMAKE_SOURCE_DIR}/tests/fixtures/report)
 set_tests_properties(scripts.science_compute PROPERTIES
   PASS_REGULAR_EXPRESSION "\\| budget \\| 4 \\| 8 \\| 1\\.0M \\| 0\\.00 \\| 1,000 \\|")

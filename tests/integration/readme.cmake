@@ -1,10 +1,10 @@
 # Every results table of the documentation (docs/findings.md's science tables, docs/performance.md's bench tables,
 # and any block README.md or another docs/*.md holds later) is a block that names its command (xsa-inspect,
-# scripts/science_compute.py for the compute table, scripts/bench.py --show for a committed bench.json); the
+# scripts/science/science_compute.py for the compute table, scripts/perf/bench.py --show for a committed bench.json); the
 # blocks must equal what that command prints from the committed results/ (no hand-copied numbers).
-# scripts/readme_tables.py --update regenerates them. --docs takes every *.md of docs/ when the test runs.
+# scripts/dev/readme_tables.py --update regenerates them. --docs takes every *.md of docs/ when the test runs.
 add_test(NAME readme.tables_match_results
-  COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/readme_tables.py --check
+  COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/dev/readme_tables.py --check
     --readme ${CMAKE_SOURCE_DIR}/README.md --docs ${CMAKE_SOURCE_DIR}/docs --inspect $<TARGET_FILE:xsa-inspect>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 
@@ -33,7 +33,7 @@ add_test(NAME readme.findings_labels
 function(add_readme_check_test name fixture expected)
   add_test(NAME ${name}
     COMMAND sh -c "/usr/bin/python3 \"$0\" --check --readme \"$1\" --inspect \"$2\" 2>&1; echo \"exit code $?\""
-      ${CMAKE_SOURCE_DIR}/scripts/readme_tables.py ${CMAKE_SOURCE_DIR}/tests/fixtures/readme/${fixture}
+      ${CMAKE_SOURCE_DIR}/scripts/dev/readme_tables.py ${CMAKE_SOURCE_DIR}/tests/fixtures/readme/${fixture}
       $<TARGET_FILE:xsa-inspect>
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(${name} PROPERTIES PASS_REGULAR_EXPRESSION "${expected}")
@@ -49,11 +49,11 @@ add_readme_check_test(readme.tables_check_catches_an_edit README.md
 add_readme_check_test(readme.tables_rejects_a_stray_marker stray_marker.md
   "stray_marker.md:6: `<!-- xsa-inspect tests/fixtures/report/budget --section by_budget -->` opens or closes no block[^\n]*\nexit code 1\n")
 
-# A bench block (scripts/bench.py --show of a committed bench.json) with one number changed is caught too.
+# A bench block (scripts/perf/bench.py --show of a committed bench.json) with one number changed is caught too.
 add_readme_check_test(readme.tables_check_catches_an_edited_bench_block bench_edited.md
   "README block `bench tests/fixtures/readme/bench.json` differs[^\n]*\n.*-\\| 2 layers, d 128 \\(default\\) \\| 128 x 32 \\| 13,096 .*readme_tables: 1 blocks checked, 1 differ\nexit code 1\n")
 
 # bench.py --show renders a bench.json's machine line, matmul peaks, step, fused kernel and length and size tables:
 # every cell and ratio of a hand-made file against hand-worked values, and a bad file refused with one line naming it.
 add_test(NAME readme.bench_show_table
-  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/check_bench_show.py ${CMAKE_SOURCE_DIR}/scripts/bench.py)
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/check_bench_show.py ${CMAKE_SOURCE_DIR}/scripts/perf/bench.py)

@@ -1,4 +1,4 @@
-# scripts/xsa_results.py, the one way Python reads xsa's outputs (xsa-inspect's JSON, results.json, log.jsonl), on
+# scripts/xsapy/results.py, the one way Python reads xsa's outputs (xsa-inspect's JSON, results.json, log.jsonl), on
 # the report fixtures: the files found (xsa-inspect's discovery rule), values and bias metric keys against the
 # fixtures read by hand, inspect() against xsa-inspect run directly, one-line errors; standard library only.
 add_test(NAME scripts.results_module

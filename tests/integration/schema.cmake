@@ -1,5 +1,5 @@
 # One results schema end to end: real xsa-train and xsa-sweep output (tiny model on the small data of
-# train.cmake) read by xsa-inspect in every format and by scripts/plot_results.py, with the numbers checked
+# train.cmake) read by xsa-inspect in every format and by scripts/plots/plot_results.py, with the numbers checked
 # against results.json read independently (key by key). A field renamed in the writer fails here.
 add_test(NAME schema.real_outputs_feed_inspect_and_plots
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/schema_e2e.sh

@@ -34,6 +34,6 @@ YAML
 for format in markdown csv json; do
   "$inspect" "$work/runs/tiny" "$work/sweeps/grid" --format "$format" >"$work/inspect.$format"
 done
-"$python" "$src/scripts/plot_results.py" "$work/runs/tiny" "$work/sweeps/grid" --out "$work/figs" --inspect "$inspect"
+"$python" "$src/scripts/plots/plot_results.py" "$work/runs/tiny" "$work/sweeps/grid" --out "$work/figs" --inspect "$inspect"
 "$python" "$src/tests/integration/check_schema_e2e.py" "$work"
 echo "schema end to end: ok"

@@ -1,4 +1,4 @@
-# Every script that reads a file a user names (scripts/bench.py --show, readme_tables.py, plot_results.py,
+# Every script that reads a file a user names (scripts/perf/bench.py --show, readme_tables.py, plot_results.py,
 # plot_findings.py, science_compute.py, profile_summary.py, check_notebook_html.py) on every kind of malformed
 # input (wrong-shape JSON, NaN / Infinity / 1e999 / a 401-digit integer for a number, JSON nested 100,000 deep,
 # truncated, not UTF-8, not JSON, empty, a folder, a FIFO, a missing path), given as an argument, in a folder it

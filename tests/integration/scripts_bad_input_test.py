@@ -161,8 +161,14 @@ class Case:
         self.name, self.cmd, self.names, self.out, self.expect = name, cmd, names, out, expect
 
 
+# The folder of scripts/ each script lives in (docs/development.md, "Scripts").
+SCRIPT_FOLDERS = {"plot_results.py": "plots", "plot_findings.py": "plots", "science_compute.py": "science",
+                  "bench.py": "perf", "profile_summary.py": "perf", "readme_tables.py": "dev",
+                  "check_notebook_html.py": "dev"}
+
+
 def script(py, name):
-    return [py, str(SCRIPTS / name)]
+    return [py, str(SCRIPTS / SCRIPT_FOLDERS[name] / name)]
 
 
 def runners(py, inspect):

@@ -1,7 +1,7 @@
 #pragma once
 // The time bounds of the tests that tell bounded work from work that grows with a number in the input (a
 // layer range, a grid, YAML aliases): loose, in seconds, on any machine. Sanitizer builds (ASan + UBSan,
-// scripts/sanitize.sh) run such code several times slower (the alias budget test: 6.4 s there, well under 1 s
+// scripts/dev/sanitize.sh) run such code several times slower (the alias budget test: 6.4 s there, well under 1 s
 // in Release), so their bound is ten times as loose; the explosions these tests guard against take minutes or
 // exhaust memory.
 #include <chrono>

@@ -30,7 +30,7 @@ double flash_kernel_flops(int seq_len, int d_head) {
   return 7.0 * d_head * T * T;
 }
 
-// The records written as they are, each key the member's name (the JSON keys scripts/bench.py reads).
+// The records written as they are, each key the member's name (the JSON keys scripts/perf/bench.py reads).
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepTiming, variant, forward_ms, backward_ms, optimizer_ms, step_ms,
                                    tokens_per_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FlashKernelTiming, isa, seq_len, d_head, forward_ms, backward_ms)

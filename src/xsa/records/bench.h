@@ -1,5 +1,5 @@
 #pragma once
-// xsa-bench's measurements as typed records and their JSON file, the one scripts/bench.py reads (the key
+// xsa-bench's measurements as typed records and their JSON file, the one scripts/perf/bench.py reads (the key
 // names are its contract, tests/unit/common/test_bench_tables.cpp checks them literally), with the quantities
 // derived from them once (MFU, step-time ratios, the fused kernel's FLOPs). The measuring needs LibTorch and
 // lives in xsa/train/benchmark.h; the tables are xsa/report/bench_tables.h. Torch-free.
@@ -87,7 +87,7 @@ std::vector<StepRow> step_rows(const BenchResults& results, const std::vector<St
 
 // FLOPs of the fused kernel's matmuls on one (T, D) slice, counting the causal half of each T × T product:
 // forward q·kᵀ and p·v (2 · D · T²), backward the recomputed q·kᵀ and four more (5 · D · T²).
-// scripts/bench.py --show repeats the formula (flash_kernel_flops) for a saved bench.json's kernel table.
+// scripts/perf/bench.py --show repeats the formula (flash_kernel_flops) for a saved bench.json's kernel table.
 double flash_kernel_flops(int seq_len, int d_head);
 
 }  // namespace xsa

@@ -78,7 +78,7 @@ std::string number_list(const std::set<std::int64_t>& values);
 // Tokens per step fixed (batch = tokens / T): a tokens/step value that several lengths share. Batch fixed
 // (tokens per step grow with T): a batch size that several lengths share. A length can belong to both (T=128
 // at batch 32 is also 4,096 tokens/step); lengths in neither form one series per batch size.
-// scripts/plot_findings.py draws the same lines (length_series).
+// scripts/plots/plot_findings.py draws the same lines (length_series).
 struct LengthSeries {
   std::string design;                // "4096 tokens/step" | "batch 32"
   std::vector<const Group*> groups;  // one per sequence length, sorted by it

@@ -1,5 +1,5 @@
 // xsa-bench's records, tables and JSON file, on hand-made measurements with hand-computed MFU and ratios.
-// The JSON keys are scripts/bench.py's contract, so they are checked literally here.
+// The JSON keys are scripts/perf/bench.py's contract, so they are checked literally here.
 #include <gtest/gtest.h>
 
 #include "xsa/report/bench_tables.h"

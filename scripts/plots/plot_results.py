@@ -1,13 +1,13 @@
 #!/usr/bin/python3
 """Plots for xsa results (schema xsa.results/1): the same inputs as xsa-inspect.
 
-Usage: scripts/plot_results.py PATH... --out DIR [--inspect build/xsa-inspect]
+Usage: scripts/plots/plot_results.py PATH... --out DIR [--inspect build/xsa-inspect]
 
 PATH is a results.json file or a folder searched recursively for results.json (a sweep folder, shards
 included), as for xsa-inspect. Writes into DIR the figures --help lists (each described once, in the
 docstring of the module that draws it).
-A front-end of scripts/figures/: the curves come from the results.json files and log.jsonl (figures/curves.py),
-the improvement plots from xsa-inspect's JSON (figures/improvement.py, the same figures scripts/plot_findings.py
+A front-end of scripts/xsapy/figures/: the curves come from the results.json files and log.jsonl (figures/curves.py),
+the improvement plots from xsa-inspect's JSON (figures/improvement.py, the same figures scripts/plots/plot_findings.py
 draws: the tables' own grouping, repeated-run handling and Student t CIs, so a bar is the table's interval).
 --inspect names the executable (default build/xsa-inspect, or $XSA_BUILD/xsa-inspect).
 A plot whose data is absent is skipped with a printed note. Exit code 2 with one line on bad input (DIR being,
@@ -23,13 +23,13 @@ import sys
 try:
     import matplotlib  # noqa: F401
 except ImportError:  # e.g. a pyenv python3 first on PATH: one line, not a traceback
-    sys.exit("plot_results.py: error: %s has no matplotlib; run /usr/bin/python3 scripts/plot_results.py "
+    sys.exit("plot_results.py: error: %s has no matplotlib; run /usr/bin/python3 scripts/plots/plot_results.py "
              "(Debian's python3-matplotlib; apt-get install python3-matplotlib)" % sys.executable)
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import user_input  # noqa: E402  (scripts/user_input.py: a user-named file read, or one line and exit 2)
-import xsa_results  # noqa: E402  (scripts/xsa_results.py: the tool's outputs, read the one way)
-from figures import common, curves, improvement  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: the xsapy package
+from xsapy import user_input  # noqa: E402  (a user-named file read, or one line and exit 2)
+from xsapy import results  # noqa: E402  (the tool's outputs, read the one way)
+from xsapy.figures import common, curves, improvement  # noqa: E402
 
 # (figure, what it draws from: "files" = the results.json files and logs, "inspect" = xsa-inspect's sections)
 FIGURES = ((curves.loss_curves, "files"), (improvement.improvement_vs_lambda, "inspect"),
@@ -51,9 +51,9 @@ def main(argv):
     args = parser.parse_args(argv)
     try:
         user_input.refuse_overlap(args.out, args.paths)
-        data = {"files": xsa_results.experiments(args.paths, logs=True)}
+        data = {"files": results.experiments(args.paths, logs=True)}
         curves.check(data["files"])
-        data["inspect"] = xsa_results.inspect(args.paths, None, args.inspect)
+        data["inspect"] = results.inspect(args.paths, None, args.inspect)
         user_input.ensure_folder(args.out, "--out folder")
     except user_input.InputError as e:
         error(e)

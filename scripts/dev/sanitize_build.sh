@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Configures and builds the sanitizer build shared by scripts/sanitize.sh and scripts/fuzz.sh: clang-14 with
+# Configures and builds the sanitizer build shared by scripts/dev/sanitize.sh and scripts/dev/fuzz.sh: clang-14 with
 # AddressSanitizer + UndefinedBehaviorSanitizer (-fno-sanitize-recover=all) and libFuzzer coverage
 # (-DXSA_FUZZ=ON), in build-sanitize/. One build dir for both, so CI compiles the library once. File by
 # file (-DXSA_UNITY_BUILD=OFF): the one build that checks every source compiles on its own includes.
-#   scripts/sanitize_build.sh TARGET...
+#   scripts/dev/sanitize_build.sh TARGET...
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 bash scripts/setup.sh --sanitizers
 launcher=()
 if command -v ccache >/dev/null; then

@@ -1,5 +1,5 @@
 """Figures of the paired gain (variant vs its seed's baseline run) with xsa-inspect's 95% CIs, drawn from its
-sections (xsa_results.inspect): the tables' own numbers, grouping and intervals, so a bar is the table's CI.
+sections (results.inspect): the tables' own numbers, grouping and intervals, so a bar is the table's CI.
   improvement_vs_budget.png  mean improvement % vs training steps (log axis) with 95% CI bars, per λ; the
                              legend gives each λ's trend (budget_trend: points per doubling of steps, 95% CI)
   eval_delta_curve.png       paired Δ val loss (variant − baseline) along training with its 95% CI band,

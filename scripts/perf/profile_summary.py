@@ -2,16 +2,16 @@
 """Sums a LibTorch chrome trace (xsa-bench --profile) by operator: self time is not separated, so
 nested ops (e.g. aten::linear -> aten::matmul -> aten::mm) each show their inclusive time.
 
-Usage: scripts/profile_summary.py TRACE.json [TOP]   (the TOP operators by time, default 30)
+Usage: scripts/perf/profile_summary.py TRACE.json [TOP]   (the TOP operators by time, default 30)
 Exit code 2 with one line on bad input."""
 import argparse
 import os
 import sys
 from collections import defaultdict
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import user_input  # noqa: E402  (scripts/user_input.py: a user-named file read, or one line and exit 2)
-from user_input import InputError, check, need  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: the xsapy package
+from xsapy import user_input  # noqa: E402  (a user-named file read, or one line and exit 2)
+from xsapy.user_input import InputError, check, need  # noqa: E402
 
 WHAT = "a chrome trace (xsa-bench --profile)"
 

@@ -22,12 +22,12 @@ round), so slow drifts of a shared machine hit them alike.
      the same global batch, at three model sizes, with the all-reduce time per step, and the scale-out plan
      projected from its largest row (the README's "Scale-out").
 Usage: scripts/bench.sh [--steps N] [--repeats R] [--quick] [--bf16] [--lengths-only] [--data-parallel-only]
-       scripts/bench.py --show FILE [--part all|data-parallel|plan]
+       scripts/perf/bench.py --show FILE [--part all|data-parallel|plan]
                                       reprints a saved bench.json: its machine (CPU, LibTorch), the matmul peaks,
                                       the step time at 1 thread, the fused kernel per instruction set, the
                                       length and size table and the data-parallel table and plan, those it holds
                                       (the tables of docs/performance.md and the README's plan are such blocks,
-                                      checked by scripts/readme_tables.py)
+                                      checked by scripts/dev/readme_tables.py)
 """
 import argparse
 import contextlib
@@ -41,11 +41,11 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import user_input  # noqa: E402  (scripts/user_input.py: a user-named file read, or one line and exit 2)
-from user_input import InputError, need  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: the xsapy package
+from xsapy import user_input  # noqa: E402  (a user-named file read, or one line and exit 2)
+from xsapy.user_input import InputError, need  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository
 BUILD = os.path.join(ROOT, "build")
 PY = "/usr/bin/python3"
 

@@ -4,9 +4,9 @@
 # (which is forward-only and would swamp the profile; the step-0 evaluation and bias metrics are cut to one
 # batch each), then the top symbols by self time.
 # Needs linux-perf (apt-get install linux-perf), a build and data/tinystories.
-# Usage: scripts/profile_step.sh [fused|explicit] [T] [batch]     e.g. scripts/profile_step.sh explicit 2048 2
+# Usage: scripts/perf/profile_step.sh [fused|explicit] [T] [batch]     e.g. scripts/perf/profile_step.sh explicit 2048 2
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 impl=${1:-fused} T=${2:-128} batch=${3:-32}
 case "$impl" in fused|explicit) ;; *) echo "profile_step: error: implementation '$impl', expected fused or explicit" >&2; exit 2 ;; esac
 command -v perf >/dev/null || { echo "profile_step: error: perf not found (apt-get install linux-perf)" >&2; exit 2; }

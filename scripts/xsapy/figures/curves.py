@@ -1,4 +1,4 @@
-"""Figures along training, from the results.json files and their log.jsonl (xsa_results.experiments(paths,
+"""Figures along training, from the results.json files and their log.jsonl (results.experiments(paths,
 logs=True)): no xsa-inspect section holds the per-step points (its eval_curve is the paired Δ, its bias sections
 the first and last measurement), so these two read the files, found by xsa-inspect's own discovery rule.
   loss_curves.png         val loss (solid, from "eval") and train loss (dashed, from log.jsonl) per variant,
@@ -8,17 +8,17 @@ the first and last measurement), so these two read the files, found by xsa-inspe
 import os
 from collections import defaultdict
 
-from user_input import need
+from ..user_input import need
 
 from .common import Skip, plt, save
 
-# The two bias metrics drawn, before and after the projection, with their legend labels (xsa_results.read_results
+# The two bias metrics drawn, before and after the projection, with their legend labels (results.read_results
 # checked that every layer has its file's metrics; check() below that these two are among them).
 COSINES = (("cos_y_v", "cos(y,v)"), ("cos_z_v", "cos(z,v)"))
 
 
 def check(experiments):
-    """The fields these figures read beyond those xsa_results.read_results checks: the two cosines of every layer
+    """The fields these figures read beyond those results.read_results checks: the two cosines of every layer
     (an InputError naming the file and the field, before any figure is written)."""
     for e in experiments:
         for i, run in enumerate(e.doc["runs"]):

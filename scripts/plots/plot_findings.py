@@ -2,12 +2,12 @@
 """Figures for docs/findings.md, drawn from xsa-inspect's own JSON (the numbers of the tables, not a
 second implementation of the statistics).
 
-Usage: scripts/plot_findings.py PATH... --out DIR [--baseline RUN] [--lambda 1,0.5] [--only NAME,...]
+Usage: scripts/plots/plot_findings.py PATH... --out DIR [--baseline RUN] [--lambda 1,0.5] [--only NAME,...]
                                 [--inspect build/xsa-inspect]
 
-Runs `xsa-inspect PATH... --format json` (scripts/xsa_results.py) and writes into DIR every figure whose section
+Runs `xsa-inspect PATH... --format json` (scripts/xsapy/results.py) and writes into DIR every figure whose section
 has rows. What each figure shows is written once, in the docstring of the module that draws it
-(scripts/figures/improvement.py and bias.py); --help lists them from there.
+(scripts/xsapy/figures/improvement.py and bias.py); --help lists them from there.
 --inspect: default build/xsa-inspect, or $XSA_BUILD/xsa-inspect. Exit code 2 with one line on bad input (xsa-inspect's
 own exit code when it fails; DIR being, holding or lying inside a PATH included: an output never overwrites an
 input), 1 with one line when a figure cannot be written (a full disk, a read-only folder). Uses Debian's
@@ -23,10 +23,10 @@ except ImportError:
     sys.exit(f"plot_findings: error: {sys.executable} has no matplotlib; run it with /usr/bin/python3 "
              "(Debian's python3-matplotlib: apt-get install python3-matplotlib)")
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import user_input  # noqa: E402  (scripts/user_input.py: a user-named path checked, or one line and exit 2)
-import xsa_results  # noqa: E402  (scripts/xsa_results.py: the tool's outputs, read the one way)
-from figures import bias, common, improvement  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: the xsapy package
+from xsapy import user_input  # noqa: E402  (a user-named path checked, or one line and exit 2)
+from xsapy import results  # noqa: E402  (the tool's outputs, read the one way)
+from xsapy.figures import bias, common, improvement  # noqa: E402
 
 FIGURES = (improvement.improvement_vs_budget, improvement.eval_delta_curve, improvement.improvement_vs_lambda,
            improvement.improvement_vs_seq_len, bias.bias_init_vs_end, bias.bias_by_depth,
@@ -51,7 +51,7 @@ def main():
     args = ap.parse_args()
     try:
         user_input.refuse_overlap(args.out, args.paths)
-        exe = xsa_results.executable("xsa-inspect", args.inspect)
+        exe = results.executable("xsa-inspect", args.inspect)
     except user_input.InputError as e:
         fail(e)
     names = [f.__name__ for f in FIGURES]
@@ -61,7 +61,7 @@ def main():
             fail(f"--only '{name}': not a figure, expected one of {', '.join(names)}")
     extra = (["--baseline", args.baseline] if args.baseline else []) + (["--lambda", args.lambdas] if args.lambdas else [])
     try:
-        doc = xsa_results.inspect(args.paths, None, exe, extra)
+        doc = results.inspect(args.paths, None, exe, extra)
         user_input.ensure_folder(args.out, "--out folder")
     except user_input.InputError as e:
         fail(e, getattr(e, "code", user_input.BAD_INPUT))

@@ -1,5 +1,5 @@
-"""Figures of the per-layer bias metrics, from xsa-inspect's bias sections (xsa_results.inspect): one panel per
-metric the rows carry (xsa_results.bias_metrics: the tool's keys, not a copied list), mean ± 95% CI over seeds.
+"""Figures of the per-layer bias metrics, from xsa-inspect's bias sections (results.inspect): one panel per
+metric the rows carry (results.bias_metrics: the tool's keys, not a copied list), mean ± 95% CI over seeds.
   bias_init_vs_end.png  per layer: the metrics of the baseline and the variant, at initialisation (bias_init)
                         and at the end of each budget (bias)
   bias_by_depth.png     per model: SA's and the variant's final metrics against relative depth (layer / (layers
@@ -8,7 +8,7 @@ metric the rows carry (xsa_results.bias_metrics: the tool's keys, not a copied l
 """
 import os
 
-import xsa_results
+from .. import results
 
 from .common import Skip, baseline_name, lam_label, plt, save
 
@@ -19,7 +19,7 @@ TITLES = {"cos_y_v": "cos(y, v)", "cos_z_v": "cos(z, v)", "attn_diag": "a_ii", "
 
 def panels(rows):
     """(metric key, panel title) of every bias metric the rows carry, in TITLES' order, then the others."""
-    keys = set(xsa_results.bias_metrics(rows[0]))
+    keys = set(results.bias_metrics(rows[0]))
     return [(k, TITLES[k]) for k in TITLES if k in keys] + [(k, k) for k in sorted(keys - set(TITLES))]
 
 

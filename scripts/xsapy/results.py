@@ -6,10 +6,10 @@ returns its sections; `experiments` reads the results.json files themselves for 
 and bias points along training), found by xsa-inspect's own discovery rule (`results_files`); `read_log` reads a
 run's log.jsonl (the train loss per logged step); `bias_metrics` names the per-layer bias metrics as the tool's
 output carries them (no copied list). Bad input is an `InputError` whose text is one line naming the file;
-scripts print it with `user_input.fail`. Standard library only (with scripts/user_input.py); python3 >= 3.8.
+scripts print it with `user_input.fail`. Standard library only (with xsapy/user_input.py); python3 >= 3.8.
 
-    import xsa_results                          # with scripts/ on sys.path
-    rows = xsa_results.inspect(["results/budget_300"], "by_lambda")["by_lambda"]
+    from xsapy import results                   # with scripts/ on sys.path
+    rows = results.inspect(["results/budget_300"], "by_lambda")["by_lambda"]
     print([(r["lambda"], r["mean_improvement_pct"]) for r in rows])
 
 The executables are build/<name> of this repository, or $XSA_BUILD/<name> when XSA_BUILD is set, or the path a
@@ -21,10 +21,10 @@ import stat
 import subprocess
 from typing import NamedTuple, Optional
 
-import user_input
-from user_input import InputError, check, need
+from . import user_input
+from .user_input import InputError, check, need
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository
 SCHEMA = "xsa.results/1"
 # The fields of a layer's bias record that are not metrics (src/xsa/records/results.cpp writes "layer", then every
 # metric of kBiasMetrics, then "lambda_per_head" for learned and gate variants).

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Builds xsa with AddressSanitizer + UndefinedBehaviorSanitizer (clang, -fno-sanitize-recover=all) into
-# build-sanitize/ (scripts/sanitize_build.sh) and runs the GoogleTest suites there: torch-free, prepare and
+# build-sanitize/ (scripts/dev/sanitize_build.sh) and runs the GoogleTest suites there: torch-free, prepare and
 # LibTorch (they also run the sweep/inspect/prepare binaries, sanitized too). Any sanitizer report aborts the
 # test that caused it and fails this script. Library-side suppressions: tests/sanitizers/*.supp (each one says why).
-#   scripts/sanitize.sh            what CI runs after scripts/test.sh
+#   scripts/dev/sanitize.sh        what CI runs after scripts/test.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
-bash scripts/sanitize_build.sh xsa_tests_common xsa_tests_prepare xsa_tests_torch
+cd "$(dirname "$0")/../.."
+bash scripts/dev/sanitize_build.sh xsa_tests_common xsa_tests_prepare xsa_tests_torch
 built=$(date +%s)
 
 supp="$PWD/tests/sanitizers"

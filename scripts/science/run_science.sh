@@ -2,12 +2,12 @@
 # Runs the science sweeps of configs/science/ into results/<name>/ at low priority (nice 19), resumably:
 # rerunning skips finished points and resumes unfinished ones from their checkpoints, so a later session
 # (or machine) continues where this one stopped. Each sweep invocation appends a start record and, when it
-# ends, its wall time to results/science_runs.jsonl (scripts/science_compute.py sums the runs' own times). Commit finished points with scripts/commit_science.sh.
+# ends, its wall time to results/science_runs.jsonl (scripts/science/science_compute.py sums the runs' own times). Commit finished points with scripts/science/commit_science.sh.
 # Run it from a checkout nobody edits or rebuilds meanwhile (e.g. a git worktree of its own): every point starts
 # build/xsa-train with configs/default.yaml afresh, so a config key added by a newer commit before the binary is
 # rebuilt fails the points that start in between (seen here: 19 points failed in seconds, "unknown key").
 #
-# Usage: scripts/run_science.sh [--round 4|3|2|1] [--lanes 2|1] [--only NAME[,NAME...]]
+# Usage: scripts/science/run_science.sh [--round 4|3|2|1] [--lanes 2|1] [--only NAME[,NAME...]]
 #   --round 4 (default): the fourth round (docs/findings.md, question 10, the modern baseline): both lanes start
 #             on modern_s0 (sharing its points), then lane A nonorm_warmup150 -> nonorm_qknorm -> modern_s1,
 #             lane B modern_s1 -> nonorm_warmup150 -> nonorm_qknorm: the modern setup at S0 first (the answer),
@@ -31,7 +31,7 @@
 #   --lanes 1: the queue one sweep after another with --workers 2.
 #   --only:   just these sweeps (names of configs/science/*.yaml), one after another, --workers = --lanes.
 set -uo pipefail
-cd "$(dirname "$0")/.." || exit 2
+cd "$(dirname "$0")/../.." || exit 2
 
 lanes=2
 round=4

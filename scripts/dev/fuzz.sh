@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in fuzz/ (clang, AddressSanitizer + UndefinedBehaviorSanitizer) into
-# build-sanitize/ (scripts/sanitize_build.sh) and runs each one for a bounded time, starting from its committed
+# build-sanitize/ (scripts/dev/sanitize_build.sh) and runs each one for a bounded time, starting from its committed
 # seed corpus fuzz/corpus/<name>/ (new inputs go to build-sanitize/corpus/<name>/ and are reused next time).
 # InputError is the expected answer to bad input; a crash, sanitizer report, other exception, broken invariant,
 # slow input (-timeout) or huge allocation (-malloc_limit_mb) fails the script and saves the input under
 # build-sanitize/artifacts/.
-#   scripts/fuzz.sh                       CI: 15 s per target (~1.75 min for the seven)
-#   scripts/fuzz.sh --minutes 30          local campaign: 30 minutes split over the targets
-#   scripts/fuzz.sh --seconds 120 config  chosen targets (config sweep results meta pieces tokens safetensors)
-#   build-sanitize/fuzz/fuzz_config FILE  replay one saved input
+#   scripts/dev/fuzz.sh                       CI: 15 s per target (~1.75 min for the seven)
+#   scripts/dev/fuzz.sh --minutes 30          local campaign: 30 minutes split over the targets
+#   scripts/dev/fuzz.sh --seconds 120 config  chosen targets (config sweep results meta pieces tokens safetensors)
+#   build-sanitize/fuzz/fuzz_config FILE      replay one saved input
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 all=(config sweep results meta pieces tokens safetensors)
 seconds=15
 minutes=""
@@ -27,7 +27,7 @@ done
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 [ -z "$minutes" ] || seconds=$(( minutes * 60 / ${#targets[@]} ))
 
-bash scripts/sanitize_build.sh xsa_fuzz_all
+bash scripts/dev/sanitize_build.sh xsa_fuzz_all
 build="build-sanitize"
 
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1"

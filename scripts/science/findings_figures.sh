@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Redraws the figures of docs/findings.md in results/figures/ from the committed results/ (through xsa-inspect's
 # JSON, so figures and tables carry the same numbers). Sweeps not run yet are left out; run it again as they
-# finish. Needs build/xsa-inspect (or $XSA_BUILD/xsa-inspect, where scripts/xsa_results.py looks) and Debian's
+# finish. Needs build/xsa-inspect (or $XSA_BUILD/xsa-inspect, where scripts/xsapy/results.py looks) and Debian's
 # python3-matplotlib.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 py=/usr/bin/python3
 inspect=${XSA_BUILD:-build}/xsa-inspect
 [ -x "$inspect" ] || { echo "findings_figures: error: $inspect not built (scripts/build.sh)" >&2; exit 2; }
@@ -26,7 +26,7 @@ draw() {
   local tmp
   tmp=$(mktemp -d "results/figures/.$out.XXXXXX")
   # shellcheck disable=SC2086  # the folder list is split on purpose
-  if ! "$py" scripts/plot_findings.py $folders --out "$tmp" --inspect "$inspect" "$@"; then
+  if ! "$py" scripts/plots/plot_findings.py $folders --out "$tmp" --inspect "$inspect" "$@"; then
     rm -rf "$tmp"
     return 1
   fi

@@ -8,9 +8,9 @@
   bias         the per-layer bias metrics, from xsa-inspect's bias sections: bias_init_vs_end, bias_by_depth
 
 A figure function is fn(data, out) -> the PNG path written, or a common.Skip saying why there was nothing to draw;
-its name is the file's name without .png. `data` is a list of xsa_results.Experiment for curves, xsa-inspect's
-sections (xsa_results.inspect) for the others. The front-ends: scripts/plot_results.py (loss_curves,
-improvement_vs_lambda, improvement_vs_seq_len, bias_over_training) and scripts/plot_findings.py (the improvement
-and bias families: the figures of docs/findings.md, through scripts/findings_figures.sh). Needs matplotlib
-(Debian's python3-matplotlib: /usr/bin/python3) and scripts/ on sys.path.
+its name is the file's name without .png. `data` is a list of results.Experiment for curves, xsa-inspect's
+sections (results.inspect) for the others. The front-ends: scripts/plots/plot_results.py (loss_curves,
+improvement_vs_lambda, improvement_vs_seq_len, bias_over_training) and scripts/plots/plot_findings.py (the improvement
+and bias families: the figures of docs/findings.md, through scripts/science/findings_figures.sh). Needs matplotlib
+(Debian's python3-matplotlib: /usr/bin/python3); imported as xsapy.figures, with scripts/ on sys.path.
 """

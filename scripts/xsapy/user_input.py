@@ -7,10 +7,10 @@ float's range is bad input, named by its key). Outputs too: an output that is, h
 refused (exit 2, `refuse_overlap`), and a write that fails (a full disk, a read-only folder, a folder where the file
 goes, a closed or full stdout) ends with one line naming the file and the reason, exit code 1 (`replacing`,
 `write_atomically`, `run`). Standard library only (no torch, no matplotlib); runs under any python3 from 3.8 on.
-The scripts import it from their own folder:
+The scripts import it from the xsapy package, with scripts/ (their folder's parent) on sys.path:
 
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import user_input
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: the xsapy package
+    from xsapy import user_input
 
 Usage:
     doc = user_input.load_json(path, "a bench.json")    # raises InputError: "PATH: not JSON (line 3 column 5: ...)"

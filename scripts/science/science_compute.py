@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compute the science sweeps have used so far, from the committed results (docs/findings.md).
 
-Usage: scripts/science_compute.py [RESULTS_DIR]   (default: the repository's results/)
+Usage: scripts/science/science_compute.py [RESULTS_DIR]   (default: the repository's results/)
 
 One row per sweep folder with finished points (folders holding results.json): points, training runs (one per
 variant), training tokens (steps × batch × seq_len per run), the runs' summed wall time (each run's
@@ -14,9 +14,9 @@ import pathlib
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import user_input  # noqa: E402  (scripts/user_input.py: a user-named file read, or one line and exit 2)
-from user_input import InputError, check, load_json, need  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: the xsapy package
+from xsapy import user_input  # noqa: E402  (a user-named file read, or one line and exit 2)
+from xsapy.user_input import InputError, check, load_json, need  # noqa: E402
 
 
 def fail(message):
@@ -57,7 +57,7 @@ def read_point(f):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    root = pathlib.Path(__file__).resolve().parent.parent
+    root = pathlib.Path(__file__).resolve().parents[2]  # the repository, two folders up
     ap.add_argument("results", nargs="?", default=str(root / "results"), help="folder of sweep folders")
     args = ap.parse_args()
     top = pathlib.Path(args.results)

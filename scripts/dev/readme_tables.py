@@ -8,7 +8,7 @@ A generated block in a markdown file is delimited by two HTML comments; the firs
     <!-- /xsa-inspect -->
 
 The tools: `xsa-inspect` (the built executable, with `--format markdown`), `science_compute`
-(scripts/science_compute.py, the compute the science sweeps used) and `bench` (scripts/bench.py --show: a
+(scripts/science/science_compute.py, the compute the science sweeps used) and `bench` (scripts/perf/bench.py --show: a
 committed bench.json's machine, matmul peaks, step time, fused kernel and length and size tables). Arguments are
 relative to the repository.
 
@@ -33,9 +33,9 @@ import shlex
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import user_input  # noqa: E402  (scripts/user_input.py: a user-named file read, or one line and exit 2)
-import xsa_results  # noqa: E402  (scripts/xsa_results.py: where xsa-inspect is and how it is called)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: the xsapy package
+from xsapy import user_input  # noqa: E402  (a user-named file read, or one line and exit 2)
+from xsapy import results  # noqa: E402  (where xsa-inspect is and how it is called)
 
 
 def fail(message):
@@ -71,10 +71,10 @@ def block_args(text, m, readme):
 
 def tool_command(tool, args, exe, root):
     if tool == "science_compute":
-        return [sys.executable, str(root / "scripts" / "science_compute.py")] + args
+        return [sys.executable, str(root / "scripts" / "science" / "science_compute.py")] + args
     if tool == "bench":
-        return [sys.executable, str(root / "scripts" / "bench.py"), "--show"] + args
-    return xsa_results.command(args, "markdown", exe)
+        return [sys.executable, str(root / "scripts" / "perf" / "bench.py"), "--show"] + args
+    return results.command(args, "markdown", exe)
 
 
 def block_inputs(tool, args, root):
@@ -148,9 +148,9 @@ def main():
                     help="xsa-inspect executable (default: build/xsa-inspect, or $XSA_BUILD/xsa-inspect)")
     args = ap.parse_args()
 
-    root = pathlib.Path(__file__).resolve().parent.parent
+    root = pathlib.Path(__file__).resolve().parents[2]  # the repository, two folders up
     try:
-        exe = xsa_results.executable("xsa-inspect", args.inspect)
+        exe = results.executable("xsa-inspect", args.inspect)
     except user_input.InputError as e:
         fail(e)
     files = markdown_files(args, root)

@@ -2,11 +2,11 @@
 # Commits the science results that are finished: every point folder under results/ that holds a
 # results.json (with its log.jsonl, config.yaml and train.out), the sweeps' summary files and
 # results/science_runs.jsonl. Unfinished points and checkpoints are never committed.
-# --from DIR first copies those files from the checkout DIR where scripts/run_science.sh runs (a worktree
+# --from DIR first copies those files from the checkout DIR where scripts/science/run_science.sh runs (a worktree
 # nobody rebuilds, see there) into this one's results/.
-#   scripts/commit_science.sh [--from /path/to/science-checkout]
+#   scripts/science/commit_science.sh [--from /path/to/science-checkout]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 shopt -s nullglob
 if [ "${1:-}" = --from ]; then
   src=${2:?commit_science: --from needs a checkout folder}

@@ -7,7 +7,7 @@ import matplotlib
 matplotlib.use("Agg")  # headless: no display on compute nodes
 import matplotlib.pyplot as plt  # noqa: E402
 
-import user_input  # noqa: E402  (scripts/user_input.py)
+from .. import user_input  # noqa: E402  (xsapy/user_input.py)
 
 DPI = 110
 
