@@ -381,6 +381,13 @@ def output_cases(py, inspect, extra, good_results):
                                                                          "--screenshot", str(t(w))],
               lambda w, t=target: [str(t(w))])
 
+    # scripts/dev/build_time.sh: every argument is checked before anything is cloned or built.
+    build_time = ["bash", str(SCRIPTS / "dev" / "build_time.sh")]
+    for name, args, named in (("an unknown generator", ["--generator", "msbuild", "HEAD"], "msbuild"),
+                              ("a commit that does not exist", ["HEAD", "no-such-commit-xyz"], "no-such-commit-xyz"),
+                              ("no commit", [], "no commit given")):
+        extra(f"build_time.sh / {name}", lambda w: None, lambda w, a=args: build_time + a, lambda w, n=named: [n])
+
 
 # ---- running -------------------------------------------------------------------------------------------------
 

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Times a fresh build of one or more commits of this repository, the way a new clone builds: each commit is
+# cloned into its own temporary folder, configured (Release, the generator chosen) and built with
+# -j $(nproc); the clones are removed at the end. One line per commit: "COMMIT GENERATOR SECONDS s".
+# Run it on a quiet machine and compare ratios from one run (docs/development.md "Build time").
+#   scripts/dev/build_time.sh [--generator ninja|make] COMMIT...
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+generator=ninja
+commits=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --generator) generator="${2:-}"; shift 2 ;;
+    -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "build_time: error: unknown option '$1' (expected --generator ninja|make)" >&2; exit 2 ;;
+    *) commits+=("$1"); shift ;;
+  esac
+done
+case "$generator" in
+  ninja) gen_args=(-G Ninja); command -v ninja >/dev/null || { echo "build_time: error: --generator ninja, but ninja is not installed (scripts/setup.sh installs it)" >&2; exit 2; } ;;
+  make) gen_args=(-G "Unix Makefiles") ;;
+  *) echo "build_time: error: --generator '$generator', expected ninja or make" >&2; exit 2 ;;
+esac
+[ ${#commits[@]} -gt 0 ] || { echo "build_time: error: no commit given (usage: scripts/dev/build_time.sh [--generator ninja|make] COMMIT...)" >&2; exit 2; }
+for c in "${commits[@]}"; do  # every commit is checked before anything is built
+  git rev-parse --verify --quiet "$c^{commit}" >/dev/null || { echo "build_time: error: '$c' is not a commit of this repository" >&2; exit 2; }
+done
+work=$(mktemp -d "${TMPDIR:-/tmp}/xsa-build-time.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+for c in "${commits[@]}"; do
+  dir="$work/$(git rev-parse --short "$c")"
+  git clone -q . "$dir"
+  git -C "$dir" checkout -q "$c"
+  cmake -S "$dir" -B "$dir/build" -DCMAKE_BUILD_TYPE=Release "${gen_args[@]}" >/dev/null
+  start=$(date +%s)
+  if ! cmake --build "$dir/build" -j "$(nproc)" >"$dir.log" 2>&1; then
+    echo "build_time: error: $c failed to build (last lines below)" >&2; tail -5 "$dir.log" >&2; exit 1
+  fi
+  echo "$(git rev-parse --short "$c") $generator $(( $(date +%s) - start )) s"
+  rm -rf "$dir"
+done
