@@ -9,13 +9,15 @@ using json = nlohmann::json;
 
 namespace {
 
-// Typed reads of config.json: a missing key or a wrong type is one line naming the key.
-const json& at(const json& doc, const std::string& key, const std::string& source) {
+// Typed reads of config.json: a missing key or a wrong type is one line naming the key. The key is a literal
+// and the source an lvalue at every call: a reference returned from a call that took a temporary is what
+// g++ 14's -Wdangling-reference warns about.
+const json& at(const json& doc, const char* key, const std::string& source) {
   if (!doc.is_object() || !doc.contains(key)) throw InputError(source + ": missing key " + key);
   return doc.at(key);
 }
 template <typename T>
-T get(const json& doc, const std::string& key, const std::string& source) {
+T get(const json& doc, const char* key, const std::string& source) {
   const json& v = at(doc, key, source);
   try {
     return v.get<T>();
@@ -92,8 +94,9 @@ ExportedModel parse_exported_model(const json& doc, const std::string& source) {
   if (!m.architecture.is_object()) throw InputError(source + ": key architecture is not an object");
   m.max_len = get<std::int64_t>(doc, "max_len", source);
   const json& variant = at(doc, "variant", source);
-  m.variant = get<std::string>(variant, "name", source + ": variant");
-  for (const json& l : at(variant, "layers", source + ": variant")) {
+  const std::string variant_source = source + ": variant";
+  m.variant = get<std::string>(variant, "name", variant_source);
+  for (const json& l : at(variant, "layers", variant_source)) {
     ExportedLayer layer;
     layer.layer = get<int>(l, "layer", source + ": variant.layers");
     const std::string kind = get<std::string>(l, "kind", source + ": variant.layers");
@@ -105,7 +108,7 @@ ExportedModel parse_exported_model(const json& doc, const std::string& source) {
       layer.lambda = get<double>(l, "initial_lambda", source + ": variant.layers");
     m.layers.push_back(layer);
   }
-  m.lambda = get<std::vector<std::vector<double>>>(variant, "lambda", source + ": variant");
+  m.lambda = get<std::vector<std::vector<double>>>(variant, "lambda", variant_source);
   const json& tokenizer = at(doc, "tokenizer", source);
   m.tokenizer_sha256 = get<std::string>(tokenizer, "sha256", source + ": tokenizer");
   m.bos_id = get<std::int64_t>(tokenizer, "bos_id", source + ": tokenizer");
