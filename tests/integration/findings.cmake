@@ -97,3 +97,6 @@ add_test(NAME scripts.science_compute
   COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/science/science_compute.py ${CMAKE_SOURCE_DIR}/tests/fixtures/report)
 set_tests_properties(scripts.science_compute PROPERTIES
   PASS_REGULAR_EXPRESSION "\\| budget \\| 4 \\| 8 \\| 1\\.0M \\| 0\\.00 \\| 1,000 \\|")
+# Commands moved out of scripts/'s top level say where they are now (docs/development.md "Scripts").
+add_test(NAME scripts.moved_commands_say_where
+  COMMAND ${XSA_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/check_moved_scripts.py)
