@@ -22,8 +22,11 @@ case "$generator" in
   *) echo "build_time: error: --generator '$generator', expected ninja or make" >&2; exit 2 ;;
 esac
 [ ${#commits[@]} -gt 0 ] || { echo "build_time: error: no commit given (usage: scripts/dev/build_time.sh [--generator ninja|make] COMMIT...)" >&2; exit 2; }
+git rev-parse --git-dir >/dev/null 2>&1 ||
+  { echo "build_time: error: $(pwd) is not a git repository (build_time clones commits of it; a copy without .git has none)" >&2; exit 2; }
 for c in "${commits[@]}"; do  # every commit is checked before anything is built
-  git rev-parse --verify --quiet "$c^{commit}" >/dev/null || { echo "build_time: error: '$c' is not a commit of this repository" >&2; exit 2; }
+  git rev-parse --verify --quiet "$c^{commit}" >/dev/null 2>&1 ||
+    { echo "build_time: error: '$c' is not a commit of this repository" >&2; exit 2; }
 done
 work=$(mktemp -d "${TMPDIR:-/tmp}/xsa-build-time.XXXXXX")
 trap 'rm -rf "$work"' EXIT
