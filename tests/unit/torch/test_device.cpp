@@ -5,6 +5,7 @@
 // "Devices").
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
+#include <torch/types.h>
 
 #include <string>
 
