@@ -42,6 +42,9 @@ struct Case {
   // missing gain would not show: drawn from the case's generator after init instead (N(1, 0.3) gains, N(0,
   // 0.5) gate weights and biases).
   bool perturb_stabilisers = false;
+  // data.doc_mask: the model masks attention at kBos and restarts positions there; the inputs get boundaries
+  // at fixed places (kDocumentStarts) so every window holds several documents.
+  bool doc_mask = false;
 };
 
 xsa::VariantSpec fixed(double lambda, bool keyword) {
@@ -158,10 +161,36 @@ std::vector<Case> make_cases() {
     c.perturb_stabilisers = true;
     c.weight_scale = 15.0;
   });
+  // Document masking (issue 56), in both attention implementations and both position encodings.
+  add("xsa_docmask_rope_fused_w15", fixed(1.0, true), [](Case& c) {
+    c.doc_mask = true;
+    c.weight_scale = 15.0;
+  });
+  add("sa_docmask_rope_explicit_w15", fixed(0.0, true), [](Case& c) {
+    c.doc_mask = true;
+    c.attention.impl = xsa::AttentionImpl::kExplicit;
+    c.weight_scale = 15.0;
+  });
+  add("xsa_docmask_learnedpos_qknorm", fixed(1.0, true), [](Case& c) {
+    c.doc_mask = true;
+    c.model.pos = xsa::PositionEncoding::kLearned;
+    c.model.qk_norm = true;
+    c.perturb_stabilisers = true;
+    c.weight_scale = 15.0;
+  });
+  add("lambda0.5_docmask_learnedpos_explicit", fixed(0.5, false), [](Case& c) {
+    c.doc_mask = true;
+    c.model.pos = xsa::PositionEncoding::kLearned;
+    c.attention.impl = xsa::AttentionImpl::kExplicit;
+  });
   return cases;
 }
 
 constexpr int kVocab = 64, kSeqLen = 16, kBatch = 3;
+constexpr int64_t kBos = 1;  // the document boundary of the doc_mask cases
+// Where the doc_mask cases put kBos, per batch row (row 0 also continues a document from before the window;
+// row 1's adjacent boundaries make a one-token document; row 2 has none after position 0).
+const std::vector<std::vector<int64_t>> kDocumentStarts{{5, 11}, {0, 7, 8, 15}, {0}};
 constexpr std::uint64_t kSeed = 1234;
 
 bool host_is_little_endian() {
@@ -230,6 +259,12 @@ json run_case(const Case& c, const std::string& out_dir) {
   }
   // Inputs come from the same generator, after the weights: (B, T+1) windows as in training.
   auto window = torch::randint(0, kVocab, {kBatch, kSeqLen + 1}, gen, torch::kLong);
+  if (c.doc_mask) {
+    window.masked_fill_(window == kBos, 2);  // no boundary but the chosen ones
+    for (int64_t b = 0; b < kBatch; ++b)
+      for (int64_t t : kDocumentStarts[b]) window.index_put_({b, t}, kBos);
+    model->mask_documents(kBos);
+  }
   auto idx = window.narrow(1, 0, kSeqLen).contiguous();      // (B, T)
   auto targets = window.narrow(1, 1, kSeqLen).contiguous();  // (B, T)
 
@@ -276,6 +311,7 @@ json run_case(const Case& c, const std::string& out_dir) {
   cfg.data.seq_len = kSeqLen;
   cfg.model = c.model;
   cfg.attention = c.attention;
+  cfg.data.doc_mask = c.doc_mask;
   cfg.train.batch_size = kBatch;
   const char* kind = xsa::variant_kind_name(c.variant.kind);
   return {{"name", c.name},
@@ -287,6 +323,7 @@ json run_case(const Case& c, const std::string& out_dir) {
           {"variant_values_overridden", !c.variant_values.empty()},
           {"weight_scale", c.weight_scale},
           {"stabilisers_perturbed", c.perturb_stabilisers},
+          {"doc_bos", c.doc_mask ? json(kBos) : json(nullptr)},
           {"tensors", tensors}};
 }
 

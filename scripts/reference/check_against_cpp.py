@@ -71,6 +71,7 @@ def check_case(dump_dir, case, dtype, tol, grad_rtol):
                 variant=(variant["kind"], variant["lambda"] if variant["kind"] == "fixed"
                          else cfg["attention"]["learned_init"]),
                 layers=cfg["attention"]["layers"], output_gate=cfg["attention"].get("output_gate", "none"))
+    model.doc_bos = case.get("doc_bos")  # data.doc_mask: the boundary token, or None
     params = {k[len("param/"):]: v for k, v in t.items() if k.startswith("param/")}
 
     # The init rules too: the reference's init_weights, from a generator with the case's seed, must

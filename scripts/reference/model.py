@@ -15,6 +15,10 @@ Attention per head h, with causal softmax weights a_ij (j <= i):
 lambda_h is fixed (0 = SA, 1 = XSA), sigmoid(theta_h) ("learned"), g_h ("gate") or tanh(alpha_h)
 ("tanh_gate").
 
+Document masking (data.doc_mask, GPT.doc_bos): a document begins at each doc_bos token (and the window's
+first token begins one); token i attends only to keys s_i <= j <= i, s_i its document's first token, and
+its position (RoPE angle or learned row) is i - s_i.
+
 Works in any floating dtype: the check runs it in float64, the reference trainer in float32.
 """
 
@@ -61,11 +65,32 @@ def gelu(x):
     return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))
 
 
-def causal_softmax(scores):
-    """scores: (B, H, T, T) -> attention weights, row i spread over j <= i only."""
+def document_starts(idx, bos):
+    """idx: (B, T) -> (B, T) int64: the index of the first token of each token's document (doc_bos)."""
+    B, T = idx.shape
+    start = torch.zeros(B, T, dtype=torch.long)
+    for b in range(B):
+        first = 0
+        for t in range(T):
+            if t > 0 and int(idx[b, t]) == bos:
+                first = t
+            start[b, t] = first
+    return start
+
+
+def allowed_keys(T, start=None):
+    """(T, T) bool, true where key j <= query i; with start (B, T) also j >= start[b, i]: (B, 1, T, T)."""
+    j = torch.arange(T).view(1, T)
+    i = torch.arange(T).view(T, 1)
+    if start is None:
+        return j <= i
+    return ((j <= i).unsqueeze(0) & (j.unsqueeze(0) >= start.unsqueeze(-1))).unsqueeze(1)
+
+
+def causal_softmax(scores, start=None):
+    """scores: (B, H, T, T) -> attention weights, row i spread over j <= i only (and j >= start_i)."""
     T = scores.shape[-1]
-    future = torch.ones(T, T, dtype=torch.bool).triu(1)  # j > i
-    scores = scores.masked_fill(future, float("-inf"))
+    scores = scores.masked_fill(~allowed_keys(T, start), float("-inf"))
     if _BUILTIN_OPS:
         return torch.softmax(scores, dim=-1)
     e = torch.exp(scores - scores.amax(dim=-1, keepdim=True))
@@ -153,7 +178,8 @@ class Attention(nn.Module):
             return torch.tanh(self.xsa_alpha)
         return torch.full((self.n_head,), float(self.lam), dtype=like.dtype)
 
-    def forward(self, x, rope=None, probe=None):
+    def forward(self, x, rope=None, probe=None, start=None):
+        """rope: (cos, sin) of shape (T, D), or (B, 1, T, D) per token; start: document starts (B, T) or None."""
         B, T, _ = x.shape
         H, D = self.n_head, self.d_head
         q, k, v = self.qkv(x).split(H * D, dim=-1)  # 3 x (B, T, H*D)
@@ -161,23 +187,23 @@ class Attention(nn.Module):
         if hasattr(self, "q_norm"):
             q, k = rms_norm(q, self.q_norm), rms_norm(k, self.k_norm)
         if rope is not None:
-            cos, sin = (t[:T].to(x.dtype) for t in rope)  # (T, D)
+            cos, sin = (t[:T].to(x.dtype) if t.dim() == 2 else t.to(x.dtype) for t in rope)  # (T, D) / (B, 1, T, D)
             q, k = rotate(q, cos, sin), rotate(k, cos, sin)
 
-        if _BUILTIN_OPS and probe is None and has_sdpa():
+        if _BUILTIN_OPS and probe is None and has_sdpa() and start is None:
             # PyTorch >= 2.0's fused attention (flash / memory-efficient kernels on CPU): the fastest thing a
             # PyTorch user has, so the speed reference uses it where it exists. Scale 1/sqrt(D) by default.
             y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, H, T, D)
         else:
             scores = torch.einsum("bhid,bhjd->bhij", q, k) / math.sqrt(D)  # (B, H, T, T)
-            att = causal_softmax(scores)
+            att = causal_softmax(scores, start)
             y = torch.einsum("bhij,bhjd->bhid", att, v)                                 # (B, H, T, D)
 
         lam = self.head_lambdas(y)
         z = y if (self.kind == "fixed" and self.lam == 0.0) else exclusive(y, v, lam)
         if probe is not None:
-            probe.append(bias_metrics(att, y, z, v, lam))
-            probe[-1].update(attention_dynamics(scores, att))
+            probe.append(bias_metrics(att, y, z, v, lam, start))
+            probe[-1].update(attention_dynamics(scores, att, start))
         if hasattr(self, "gate"):
             g = torch.sigmoid(self.gate(x))                           # (B, T, H) or (B, T, H*D)
             g = g.view(B, T, H, -1).transpose(1, 2)                  # (B, H, T, 1 or D)
@@ -215,8 +241,8 @@ class Block(nn.Module):
         self.ln_2 = LayerNorm(cfg["d_model"])
         self.mlp = Mlp(cfg["d_model"], cfg["mlp_ratio"])
 
-    def forward(self, x, rope, probe):
-        x = x + self.attn(self.ln_1(x), rope, probe)
+    def forward(self, x, rope, probe, start=None):
+        x = x + self.attn(self.ln_1(x), rope, probe, start)
         return x + self.mlp(self.ln_2(x))
 
 
@@ -244,6 +270,7 @@ class GPT(nn.Module):
         if not cfg["tie_embeddings"]:
             self.lm_head = nn.Linear(C, vocab_size, bias=False)
         self.rope = rope_tables(max_len, cfg["d_head"]) if cfg["pos"] == "rope" else None
+        self.doc_bos = None  # data.doc_mask: the token that begins a document (None: no masking)
 
     def init_weights(self, generator):
         """nanoGPT init: N(0, 0.02), residual projections N(0, 0.02/sqrt(2 n_layer)), LN (1, 0); q/k norm
@@ -268,14 +295,19 @@ class GPT(nn.Module):
     def forward(self, idx, probe=None):
         """idx: (B, T) int64 -> logits (B, T, V). probe: a list that receives one dict of bias
         metrics per layer."""
-        T = idx.shape[1]
+        B, T = idx.shape
+        start = None if self.doc_bos is None else document_starts(idx, self.doc_bos)  # (B, T)
+        pos = torch.arange(T) if start is None else torch.arange(T).view(1, T) - start  # (T) or (B, T)
         x = self.wte.weight[idx]  # (B, T, C)
         if hasattr(self, "wpe"):
-            x = x + self.wpe.weight[:T]
+            x = x + self.wpe.weight[pos]
         if hasattr(self, "ln_emb"):
             x = self.ln_emb(x)
+        rope = self.rope
+        if rope is not None and start is not None:
+            rope = tuple(t[pos].unsqueeze(1) for t in rope)  # (B, 1, T, D): each token's angle in its document
         for block in self.blocks:
-            x = block(x, self.rope, probe)
+            x = block(x, rope, probe, start)
         x = self.ln_f(x)
         w_out = self.lm_head.weight if hasattr(self, "lm_head") else self.wte.weight  # (V, C)
         return torch.einsum("btc,vc->btv", x, w_out)
@@ -291,23 +323,34 @@ def cosine(a, b):
     return (a * b).sum(dim=-1) / (safe_norm(a) * safe_norm(b))
 
 
-@torch.no_grad()
-def bias_metrics(att, y, z, v, lam):
-    """att: (B, H, T, T); y, z, v: (B, H, T, D); lam: (H).
+def first_tokens(B, H, T, start):
+    """(B, H, T) bool, true at positions that can attend only to themselves: position 0, and with document
+    masking every document's first token."""
+    first = torch.zeros(B, H, T, dtype=torch.bool)
+    first[:, :, 0] = True
+    if start is not None:
+        first |= (start == torch.arange(T).view(1, T)).unsqueeze(1)
+    return first
 
-    Position 0 is left out of cos_y_v, cos_z_v and attn_diag: it can only attend to itself, so
-    y_0 = v_0 and a_00 = 1 whatever the weights. value_cos uses every ordered pair i != j. With T < 2
-    there is nothing to measure and all four are 0.
+
+@torch.no_grad()
+def bias_metrics(att, y, z, v, lam, start=None):
+    """att: (B, H, T, T); y, z, v: (B, H, T, D); lam: (H); start: document starts (B, T) or None.
+
+    Position 0 (with document masking, every document's first token) is left out of cos_y_v, cos_z_v and
+    attn_diag: it can only attend to itself, so y_i = v_i and a_ii = 1 whatever the weights. value_cos uses
+    every ordered pair i != j of the window. With T < 2 there is nothing to measure and all four are 0.
     """
     B, H, T, _ = v.shape
     out = {"lambda_per_head": [float(x) for x in lam.detach()]}
     if T < 2:
         out.update(cos_y_v=0.0, cos_z_v=0.0, attn_diag=0.0, value_cos=0.0, cos_z_v_allowance=0.0)
         return out
-    cos_y = cosine(y, v)[:, :, 1:]  # (B, H, T-1)
-    cos_z = cosine(z, v)[:, :, 1:]
+    kept = ~first_tokens(B, H, T, start)  # (B, H, T)
+    cos_y = cosine(y, v)[kept]  # (N)
+    cos_z = cosine(z, v)[kept]
     out["cos_y_v"], out["cos_z_v"] = cos_y.mean().item(), cos_z.mean().item()
-    diag = torch.stack([att[:, :, i, i] for i in range(1, T)], dim=-1)  # (B, H, T-1)
+    diag = torch.stack([att[:, :, i, i] for i in range(T)], dim=-1)[kept]  # (N)
     out["attn_diag"] = diag.mean().item()
     # mean cos(v_i, v_j) over ordered pairs i != j of one head, then over (B, H)
     pair_cos = cosine(v.unsqueeze(3), v.unsqueeze(2))  # (B, H, T, T)
@@ -316,25 +359,28 @@ def bias_metrics(att, y, z, v, lam):
     # Where z vanishes in exact arithmetic (lambda = 1 and a_ii = 1, so y_i = v_i), a computed z is
     # pure rounding noise and its cosine with v is arbitrary in [-1, 1]. A comparison of cos_z_v
     # between two implementations must allow (1 + |cos_i|) / N for each such position.
-    vanished = (safe_norm(z) <= 1e-4 * safe_norm(y))[:, :, 1:]  # (B, H, T-1)
+    vanished = (safe_norm(z) <= 1e-4 * safe_norm(y))[kept]  # (N)
     out["cos_z_v_allowance"] = ((1.0 + cos_z.abs()) * vanished).sum().item() / cos_z.numel()
     return out
 
 
 @torch.no_grad()
-def attention_dynamics(scores, att):
-    """scores (pre-softmax q.k/sqrt(d)), att: (B, H, T, T). max_logit over the allowed pairs j <= i; entropy
-    -sum_j a_ij ln a_ij and the mass a_i0 on the first position, each averaged over rows i >= 1 (row 0 attends
-    to itself alone), batch and heads."""
-    T = att.shape[-1]
-    allowed = torch.tril(torch.ones(T, T, dtype=torch.bool))
+def attention_dynamics(scores, att, start=None):
+    """scores (pre-softmax q.k/sqrt(d)), att: (B, H, T, T); start: document starts (B, T) or None. max_logit
+    over the allowed pairs (j <= i, and j >= start_i); entropy -sum_j a_ij ln a_ij and the mass on the first
+    key the row may see (position 0, or its document's first token), each averaged over the rows that see
+    more than themselves (not position 0 nor a document's first token), batch and heads."""
+    B, H, T, _ = att.shape
     if T < 2:
         return {"max_logit": 0.0, "attn_entropy": 0.0, "attn_sink": 0.0}
-    rows = att[:, :, 1:, :]  # (B, H, T-1, T)
-    plogp = torch.where(rows > 0, rows * torch.log(rows.clamp_min(1e-300)), torch.zeros_like(rows))
-    return {"max_logit": scores[..., allowed].max().item(),
-            "attn_entropy": (-plogp.sum(dim=-1)).mean().item(),
-            "attn_sink": rows[..., 0].mean().item()}
+    allowed = allowed_keys(T, start).expand(B, H, T, T)
+    kept = ~first_tokens(B, H, T, start)  # (B, H, T)
+    plogp = torch.where(att > 0, att * torch.log(att.clamp_min(1e-300)), torch.zeros_like(att))
+    first_key = torch.zeros(B, H, T, 1, dtype=torch.long) if start is None else \
+        start.view(B, 1, T, 1).expand(B, H, T, 1)
+    return {"max_logit": scores[allowed].max().item(),
+            "attn_entropy": (-plogp.sum(dim=-1))[kept].mean().item(),
+            "attn_sink": att.gather(-1, first_key).squeeze(-1)[kept].mean().item()}
 
 
 

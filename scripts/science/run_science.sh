@@ -7,7 +7,10 @@
 # build/xsa-train with configs/default.yaml afresh, so a config key added by a newer commit before the binary is
 # rebuilt fails the points that start in between (seen here: 19 points failed in seconds, "unknown key").
 #
-# Usage: scripts/science/run_science.sh [--round 4|3|2|1] [--lanes 2|1] [--only NAME[,NAME...]]
+# Usage: scripts/science/run_science.sh [--round 4|5|3|2|1] [--lanes 2|1] [--only NAME[,NAME...]]
+#   --round 5: question 11's TinyStories part (docs/findings.md): lane A seqlen_tokens_docmask, lane B
+#             length_s1_docmask -> seqlen_tokens_docmask (answers 2 and 8's cells with data.doc_mask: true);
+#             needs a build with data.doc_mask.
 #   --round 4 (default): the fourth round (docs/findings.md, question 10, the modern baseline): both lanes start
 #             on modern_s0 (sharing its points), then lane A nonorm_warmup150 -> nonorm_qknorm -> modern_s1,
 #             lane B modern_s1 -> nonorm_warmup150 -> nonorm_qknorm: the modern setup at S0 first (the answer),
@@ -46,7 +49,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$lanes" in 1|2) ;; *) echo "run_science: error: --lanes '$lanes', expected 1 or 2" >&2; exit 2 ;; esac
-case "$round" in 1|2|3|4) ;; *) echo "run_science: error: --round '$round', expected 1, 2, 3 or 4" >&2; exit 2 ;; esac
+case "$round" in 1|2|3|4|5) ;; *) echo "run_science: error: --round '$round', expected 1, 2, 3, 4 or 5" >&2; exit 2 ;; esac
 
 # With sched_autogroup (the kernel's default), nice orders processes only within one autogroup (a session): a
 # sweep started in its own session (setsid, nohup from another terminal) took half of the 2 cores from every
@@ -88,6 +91,9 @@ lane() {  # lane WORKERS NAME...: sweeps one after another; a failed point does 
 if [ "$round" = 1 ]; then
   queue_a=(budget_300 budget_1200 budget_2400)
   queue_b=(seqlen_tokens lambda_lr seqlen_fixed_batch budget_2400)
+elif [ "$round" = 5 ]; then
+  queue_a=(seqlen_tokens_docmask)
+  queue_b=(length_s1_docmask seqlen_tokens_docmask)
 elif [ "$round" = 4 ]; then
   queue_a=(modern_s0 nonorm_warmup150 nonorm_qknorm modern_s1)
   queue_b=(modern_s0 modern_s1 nonorm_warmup150 nonorm_qknorm)

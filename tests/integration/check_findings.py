@@ -112,7 +112,7 @@ def model_label(m):
 # The paper's baseline transformer, which every sweep before question 9 trains: RoPE, a LayerNorm after the
 # embedding, no QK-norm, no output gate, 30 warmup steps. Records from before a key existed ran its default.
 PAPER_SETUP = {"pos": "rope", "embed_norm": True, "qk_norm": False, "output_gate": "none", "warmup_steps": 30,
-               "optimizer": "adamw"}
+               "optimizer": "adamw", "doc_mask": False}
 
 
 def setup_label(config):
@@ -125,6 +125,7 @@ def setup_label(config):
     gate = attention.get("output_gate", PAPER_SETUP["output_gate"])
     warmup = train.get("warmup_steps", PAPER_SETUP["warmup_steps"])
     optimizer = train.get("optimizer", PAPER_SETUP["optimizer"])
+    doc_mask = config.get("data", {}).get("doc_mask", PAPER_SETUP["doc_mask"])
     parts = []
     if pos != PAPER_SETUP["pos"]:
         parts.append(f"{pos} pos")
@@ -138,6 +139,8 @@ def setup_label(config):
         parts.append(f"warmup {warmup}")
     if optimizer != PAPER_SETUP["optimizer"]:
         parts.append(optimizer)
+    if doc_mask != PAPER_SETUP["doc_mask"]:
+        parts.append("doc mask" if doc_mask else "no doc mask")
     return ", ".join(parts)
 
 

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -179,6 +180,21 @@ TEST_F(TrainE2E, LambdaZeroIsBitIdenticalToSa) {
   for (const char* key : {"eval", "final", "train_loss", "samples", "init_checksum"})
     EXPECT_EQ(r["runs"][0][key], r["runs"][1][key]) << key;
   EXPECT_EQ(r["comparisons"][0]["delta_val_loss"], 0.0);
+}
+
+// data.doc_mask: the test stories are shorter than a window, so masking changes what the model sees (and its
+// loss) from the same initial weights and batches; the config records it.
+TEST_F(TrainE2E, DocumentMaskingRunsEndToEndFromTheSameStart) {
+  json masked = train_ok("masked", {"data.doc_mask=true"});
+  json plain = train_ok("plain");
+  EXPECT_EQ(masked["config"]["data"]["doc_mask"], true);
+  EXPECT_EQ(plain["config"]["data"]["doc_mask"], false);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(masked["runs"][i]["init_checksum"], plain["runs"][i]["init_checksum"]);
+    const double m = masked["runs"][i]["final"]["val_loss"], p = plain["runs"][i]["final"]["val_loss"];
+    EXPECT_TRUE(std::isfinite(m));
+    EXPECT_NE(m, p) << "run " << i;
+  }
 }
 
 TEST_F(TrainE2E, LearnedLambdaGateAndLayerSubsetRunEndToEnd) {
@@ -405,6 +421,14 @@ TEST_P(TrainBadInput, ExitsTwoWithOneLineAndNoOutput) {
       fs::remove(copy / "val.bin");
       ASSERT_EQ(::mkfifo((copy / "val.bin").c_str(), 0644), 0);
     }
+    if (c.corrupt == "no_bos") {  // a dataset whose tokenizer has no BOS: no document starts to mask at
+      std::string meta = e2e::slurp(copy / "meta.json");
+      const auto at = meta.find("\"bos_id\"");
+      ASSERT_NE(at, std::string::npos);
+      const auto value = meta.find_first_of("0123456789", at);
+      meta.replace(value, meta.find_first_not_of("0123456789", value) - value, "-1");
+      std::ofstream(copy / "meta.json") << meta;
+    }
     if (c.corrupt == "folder_meta") {
       fs::remove(copy / "meta.json");
       fs::create_directory(copy / "meta.json");
@@ -457,6 +481,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"eval_batches_typo", {"eval.batches=2000000"}, "eval.batches", "", ""},
         BadCase{"sample_tokens_typo", {"sample.tokens=3000000"}, "sample.tokens", "", ""},
         BadCase{"unknown_device", {"runtime.device=gpu"}, "runtime.device: got 'gpu'", "", ""},
+        BadCase{"doc_mask_without_bos",
+                {"data.doc_mask=true"},
+                "meta.json: bos_id -1 marks no document start",
+                "",
+                "no_bos"},
+        BadCase{"doc_mask_not_a_bool", {"data.doc_mask=yes please"}, "data.doc_mask", "", ""},
         // Debian's LibTorch (both releases the project builds on) has no CUDA.
         BadCase{"cuda_in_a_cpu_build",
                 {"runtime.device=cuda"},

@@ -17,6 +17,9 @@ namespace xsa {
 struct DataConfig {
   std::string dir = "data/tinystories";
   int seq_len = 128;
+  // Attention never crosses a document boundary (the BOS token xsa-prepare writes before every document)
+  // inside a window, and positions restart at each document (GptImpl::mask_documents).
+  bool doc_mask = false;
 };
 
 // The keys whose value is one of a few spellings, typed once when the config is read: nothing outside

@@ -182,6 +182,7 @@ const std::vector<Key>& keys() {
 
     k.push_back(string_key("data.dir", XSA_FIELD(c.data.dir)));
     k.push_back(count_key("data.seq_len", XSA_FIELD(c.data.seq_len), 1, 1 << 20));
+    k.push_back(bool_key("data.doc_mask", XSA_FIELD(c.data.doc_mask)));
 
     // Also the cap on every layer index typed (attention.layers, "xsa@2-3"), checked as they are read.
     k.push_back(count_key("model.n_layer", XSA_FIELD(c.model.n_layer), 1, kMaxLayers));

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
+#include <tuple>
 
 #include "xsa/model/causal_attention.h"
 #include "xsa/model/lm_head_loss.h"
@@ -33,11 +35,31 @@ RopeTables make_rope_tables(int max_len, int d_head, double base) {
 torch::Tensor apply_rope(const torch::Tensor& x, const RopeTables& rope) {
   auto T = x.size(2);
   auto half = x.size(3) / 2;
-  auto cos = rope.cos.narrow(0, 0, T);  // (T, D/2), broadcasts over (B, H)
-  auto sin = rope.sin.narrow(0, 0, T);
+  const bool per_token = rope.cos.dim() == 4;                  // rope_at's (B, 1, T, D/2)
+  auto cos = per_token ? rope.cos : rope.cos.narrow(0, 0, T);  // (T, D/2), broadcasts over (B, H)
+  auto sin = per_token ? rope.sin : rope.sin.narrow(0, 0, T);
   auto x1 = x.narrow(-1, 0, half);  // (B, H, T, D/2)
   auto x2 = x.narrow(-1, half, half);
   return torch::cat({x1 * cos - x2 * sin, x1 * sin + x2 * cos}, -1);  // (B, H, T, D)
+}
+
+RopeTables rope_at(const RopeTables& rope, const torch::Tensor& positions) {
+  const auto B = positions.size(0), T = positions.size(1), half = rope.cos.size(1);
+  auto rows = [&](const torch::Tensor& table) {
+    return table.index_select(0, positions.reshape({-1})).view({B, 1, T, half});  // (B, 1, T, D/2)
+  };
+  return {rows(rope.cos), rows(rope.sin)};
+}
+
+DocumentLayout document_layout(const torch::Tensor& idx, int64_t boundary_token) {
+  const auto T = idx.size(1);
+  const auto t =
+      torch::arange(T, idx.options().dtype(torch::kLong)).view({1, T}).expand(idx.sizes());  // (B, T)
+  auto begins = idx.eq(boundary_token);                                                      // (B, T)
+  begins.select(1, 0).fill_(true);  // the window's first token starts its (maybe earlier) document
+  // The latest start at or before t: the running maximum of t where a document begins, else 0.
+  auto start = std::get<0>(torch::where(begins, t, torch::zeros_like(t)).cummax(1));  // (B, T)
+  return {start, t - start};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -66,12 +88,15 @@ torch::Tensor cosine_last_dim(const torch::Tensor& a, const torch::Tensor& b) {
 // diag: the attention's diagonal a_ii (B, H, T); y, z, v: (B, H, T, D). impl picks how value_cos is summed:
 // explicit keeps the (B, H, T, T) Gram matrix it always had (bit-identical to the committed results), fused
 // the O(T) identity Σ_{i≠j} v̂_i·v̂_j = ‖Σ_i v̂_i‖² − Σ_i ‖v̂_i‖² (at T = 8,192 the Gram matrix alone is 1 GB).
+//
+// With documents (data.doc_mask), the positions left out are every document's first token (each attends only
+// to itself, as position 0 does without them); value_cos still takes every pair of the window.
 void measure_bias(const torch::Tensor& diag, const torch::Tensor& y, const torch::Tensor& z,
-                  const torch::Tensor& v, AttentionImpl impl, LayerBias* probe) {
+                  const torch::Tensor& v, AttentionImpl impl, const DocumentLayout* docs, LayerBias* probe) {
   torch::NoGradGuard no_grad;
   if (y.scalar_type() == torch::kBFloat16 || v.scalar_type() == torch::kBFloat16) {  // bf16 mixed precision
     measure_bias(diag.to(torch::kFloat), y.to(torch::kFloat), z.to(torch::kFloat), v.to(torch::kFloat), impl,
-                 probe);
+                 docs, probe);
     return;
   }
   auto T = diag.size(-1);
@@ -81,10 +106,22 @@ void measure_bias(const torch::Tensor& diag, const torch::Tensor& y, const torch
   }
   // Position 0 is excluded everywhere: it can only attend to itself, so y_0 = v_0 and a_00 = 1
   // trivially, and under XSA z_0 is rounding noise whose cosine with v_0 means nothing.
-  auto later = [&](const torch::Tensor& t) { return t.narrow(2, 1, T - 1); };  // (B, H, T-1, ...)
-  probe->cos_y_v = cosine_last_dim(later(y), later(v)).mean().item<double>();
-  probe->cos_z_v = cosine_last_dim(later(z), later(v)).mean().item<double>();
-  probe->attn_diag = diag.narrow(-1, 1, T - 1).mean().item<double>();
+  if (docs == nullptr) {
+    auto later = [&](const torch::Tensor& t) { return t.narrow(2, 1, T - 1); };  // (B, H, T-1, ...)
+    probe->cos_y_v = cosine_last_dim(later(y), later(v)).mean().item<double>();
+    probe->cos_z_v = cosine_last_dim(later(z), later(v)).mean().item<double>();
+    probe->attn_diag = diag.narrow(-1, 1, T - 1).mean().item<double>();
+  } else {
+    const auto t = torch::arange(T, docs->start.options()).view({1, T});                          // (1, T)
+    const auto counted = (docs->start < t).unsqueeze(1).expand(diag.sizes()).to(torch::kDouble);  // (B, H, T)
+    const double n = counted.sum().item<double>();
+    auto mean = [&](const torch::Tensor& x) {
+      return n > 0 ? (x.to(torch::kDouble) * counted).sum().item<double>() / n : 0.0;
+    };
+    probe->cos_y_v = mean(cosine_last_dim(y, v));
+    probe->cos_z_v = mean(cosine_last_dim(z, v));
+    probe->attn_diag = mean(diag);
+  }
   {
     auto v_hat = v / v.norm(2, {-1}, true).clamp_min(kXsaEps);  // (B, H, T, D)
     torch::Tensor off_diag;                                     // (B, H)
@@ -102,10 +139,18 @@ void measure_bias(const torch::Tensor& diag, const torch::Tensor& y, const torch
 // query rows, so the memory is O(B · H · 256 · T) whichever implementation ran (the full scores at T = 8,192
 // are 1 GB) and both implementations report the same quantity. Rows i >= 1 only for the entropy and a_i0 (row
 // 0 attends to itself alone); the max logit over every allowed pair j <= i.
-AttentionDynamics measure_dynamics(const torch::Tensor& q_in, const torch::Tensor& k_in, double scale) {
+//
+// With documents (data.doc_mask), the allowed pairs are doc_start_i <= j <= i, the rows left out every
+// document's first token, and the sink is the mass on the first token of the row's document.
+AttentionDynamics measure_document_dynamics(const torch::Tensor& q, const torch::Tensor& kt, double scale,
+                                            const DocumentLayout& docs);
+
+AttentionDynamics measure_dynamics(const torch::Tensor& q_in, const torch::Tensor& k_in, double scale,
+                                   const DocumentLayout* docs) {
   torch::NoGradGuard no_grad;
   PrecisionScope fp32(Precision::kFp32);  // autocast off: under bf16 the scores and sums stay float32
   const auto q = q_in.to(torch::kFloat), kt = k_in.to(torch::kFloat).transpose(-2, -1);  // kt: (B, H, D, T)
+  if (docs != nullptr) return measure_document_dynamics(q, kt, scale, *docs);
   const int64_t B = q.size(0), H = q.size(1), T = q.size(2);
   AttentionDynamics d;
   if (T < 2) return d;
@@ -128,6 +173,37 @@ AttentionDynamics measure_dynamics(const torch::Tensor& q_in, const torch::Tenso
   d.max_logit = max_logit;
   d.attn_entropy = entropy / rows;
   d.attn_sink = sink / rows;
+  return d;
+}
+
+AttentionDynamics measure_document_dynamics(const torch::Tensor& q, const torch::Tensor& kt, double scale,
+                                            const DocumentLayout& docs) {
+  const int64_t H = q.size(1), T = q.size(2);
+  AttentionDynamics d;
+  if (T < 2) return d;
+  constexpr int64_t kRows = 256;
+  const auto index = q.options().dtype(torch::kLong);
+  const auto col = torch::arange(T, index).view({1, 1, T});  // (1, 1, T)
+  double max_logit = -std::numeric_limits<double>::infinity(), entropy = 0, sink = 0, rows = 0;
+  for (int64_t r0 = 0; r0 < T; r0 += kRows) {
+    const int64_t n = std::min(kRows, T - r0);
+    const auto row = torch::arange(r0, r0 + n, index).view({1, n, 1});  // (1, n, 1)
+    const auto start = docs.start.narrow(1, r0, n).unsqueeze(-1);       // (B, n, 1)
+    const auto masked = ((col > row) | (col < start)).unsqueeze(1);     // (B, 1, n, T)
+    auto s = torch::matmul(q.narrow(2, r0, n), kt).mul_(scale);         // (B, H, n, T)
+    s.masked_fill_(masked, -std::numeric_limits<float>::infinity());
+    max_logit = std::max(max_logit, s.max().item<double>());
+    const auto log_p = torch::log_softmax(s, -1).masked_fill(masked, 0.0);  // (B, H, n, T); 0 · ln 0 = 0
+    const auto counted =
+        (start < row).squeeze(-1).unsqueeze(1).to(torch::kDouble);  // (B, 1, n): not a first token
+    entropy -= ((log_p.exp() * log_p).sum(-1).to(torch::kDouble) * counted).sum().item<double>();
+    const auto first = start.unsqueeze(1).expand({-1, H, -1, -1});  // (B, H, n, 1): the document's first key
+    sink += (log_p.gather(-1, first).squeeze(-1).exp().to(torch::kDouble) * counted).sum().item<double>();
+    rows += H * counted.sum().item<double>();
+  }
+  d.max_logit = max_logit;
+  d.attn_entropy = rows > 0 ? entropy / rows : 0.0;
+  d.attn_sink = rows > 0 ? sink / rows : 0.0;
   return d;
 }
 
@@ -164,7 +240,8 @@ torch::Tensor CausalSelfAttentionImpl::effective_lambda() const {
 }
 
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& mask,
-                                               const RopeTables* rope, LayerBias* probe) {
+                                               const RopeTables* rope, const DocumentLayout* docs,
+                                               LayerBias* probe) {
   const auto B = x.size(0), T = x.size(1);
   // One copy into head-major layout, so every batched matmul below reads contiguous (T, D) blocks
   // (strided views made LibTorch clone them inside each matmul and its backward).
@@ -184,7 +261,7 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const tor
   const double scale = 1.0 / std::sqrt(static_cast<double>(d_head_));
   torch::Tensor y, diag;  // (B, H, T, D); the attention's diagonal (B, H, T), only for the probe
   if (variant_.impl == AttentionImpl::kFused) {
-    auto attention = fused_causal_attention(q, k, v, scale);
+    auto attention = fused_causal_attention(q, k, v, scale, docs != nullptr ? docs->start : torch::Tensor());
     y = attention.y;
     if (probe != nullptr) diag = attention_diagonal(q, k, attention.lse, scale);
   } else {
@@ -206,8 +283,8 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const tor
     z = exclusive_projection(y, v, variant_.lambda);
   }
   if (probe != nullptr) {
-    measure_bias(diag, y, z, v, variant_.impl, probe);
-    probe->dynamics = measure_dynamics(q, k, scale);
+    measure_bias(diag, y, z, v, variant_.impl, docs, probe);
+    probe->dynamics = measure_dynamics(q, k, scale, docs);
     auto lam = effective_lambda().cpu();
     probe->lambda_per_head.assign(lam.data_ptr<float>(), lam.data_ptr<float>() + lam.numel());
   }
@@ -240,8 +317,8 @@ BlockImpl::BlockImpl(const ModelConfig& cfg, const LayerAttention& variant) {
 }
 
 torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& mask, const RopeTables* rope,
-                                 LayerBias* probe) {
-  auto h = x + attn->forward(ln_1->forward(x), mask, rope, probe);  // pre-LN residual blocks
+                                 const DocumentLayout* docs, LayerBias* probe) {
+  auto h = x + attn->forward(ln_1->forward(x), mask, rope, docs, probe);  // pre-LN residual blocks
   return h + mlp->forward(ln_2->forward(h));
 }
 
@@ -294,17 +371,30 @@ const torch::Tensor& GptImpl::causal_mask(int64_t t) {
 torch::Tensor GptImpl::hidden(const torch::Tensor& idx, BiasProbe* probe) {
   const auto T = idx.size(1);
   TORCH_CHECK(T <= max_len_, "sequence of ", T, " tokens is longer than the model's ", max_len_);
-  // (T, T), or undefined for the fused attention, which takes none
   follow_device(idx.device());
-  const torch::Tensor mask =
-      mask_.defined() ? causal_mask(T).narrow(0, 0, T).narrow(1, 0, T) : torch::Tensor();
+  // Document masking (mask_documents): where each token's document starts; positions restart there.
+  std::optional<DocumentLayout> docs;
+  if (doc_boundary_ >= 0) docs = document_layout(idx, doc_boundary_);
+  // (T, T), (B, 1, T, T) with documents, or undefined for the fused attention, which takes none
+  torch::Tensor mask;
+  if (mask_.defined())
+    mask = docs ? attention_mask(T, docs->start) : causal_mask(T).narrow(0, 0, T).narrow(1, 0, T);
   auto x = wte->forward(idx);  // (B, T, C)
-  if (!wpe.is_empty()) x = x + wpe->weight.narrow(0, 0, T);
+  if (!wpe.is_empty()) {
+    x = docs ? x + wpe->forward(docs->positions)  // (B, T, C)
+             : x + wpe->weight.narrow(0, 0, T);
+  }
   if (!ln_emb.is_empty()) x = ln_emb->forward(x);
   if (probe != nullptr) probe->layers.assign(block_refs_.size(), LayerBias{});
-  const RopeTables* rope = rope_.cos.defined() ? &rope_ : nullptr;
+  RopeTables window_rope;  // with documents: the tables' rows at each token's position in its document
+  const RopeTables* rope = nullptr;
+  if (rope_.cos.defined()) {
+    if (docs) window_rope = rope_at(rope_, docs->positions);
+    rope = docs ? &window_rope : &rope_;
+  }
+  const DocumentLayout* layout = docs ? &*docs : nullptr;
   for (size_t l = 0; l < block_refs_.size(); ++l) {
-    x = block_refs_[l]->forward(x, mask, rope, probe != nullptr ? &probe->layers[l] : nullptr);
+    x = block_refs_[l]->forward(x, mask, rope, layout, probe != nullptr ? &probe->layers[l] : nullptr);
   }
   return ln_f->forward(x);  // (B, T, C)
 }

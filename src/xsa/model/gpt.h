@@ -54,16 +54,32 @@ struct RopeTables {
   torch::Tensor sin;  // (T_max, D/2)
 };
 RopeTables make_rope_tables(int max_len, int d_head, double base = 10000.0);
-// x: (B, H, T, D) -> rotated copy.
+// x: (B, H, T, D) -> rotated copy. rope: the model's tables (T_max, D/2), rows 0..T-1 used, or one window's
+// rows per token (B, 1, T, D/2) (rope_at).
 torch::Tensor apply_rope(const torch::Tensor& x, const RopeTables& rope);
+// The tables' rows at per-token positions (B, T) int64: (B, 1, T, D/2) each, broadcast over heads.
+RopeTables rope_at(const RopeTables& rope, const torch::Tensor& positions);
+
+// Documents inside the windows of a batch (data.doc_mask; docs/guide.md "Data"). A document begins at a
+// boundary token (the tokenizer's BOS, which xsa-prepare writes before every document); the tokens before a
+// window's first boundary belong to a document that began before the window. Under document masking a token
+// attends only to its own document, and positions restart at 0 at each document, so every document of a
+// window is computed exactly as if it were run alone.
+struct DocumentLayout {
+  torch::Tensor start;      // (B, T) int64: the index of the first token of token t's document, <= t
+  torch::Tensor positions;  // (B, T) int64: t - start, the position inside the document
+};
+// idx: (B, T) token ids.
+DocumentLayout document_layout(const torch::Tensor& idx, int64_t boundary_token);
 
 class CausalSelfAttentionImpl : public torch::nn::Module {
  public:
   CausalSelfAttentionImpl(const ModelConfig& cfg, const LayerAttention& variant);
-  // x: (B, T, C). mask: (T, T) bool, true above the diagonal (the explicit path's; the fused kernel
-  // masks by construction). rope may be null (learned positions).
+  // x: (B, T, C). mask: the explicit path's, true where masked (attention_mask: (T, T), or (B, 1, T, T)
+  // with documents); the fused kernel masks by construction. rope may be null (learned positions). docs:
+  // null without document masking.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask, const RopeTables* rope,
-                        LayerBias* probe);
+                        const DocumentLayout* docs, LayerBias* probe);
   // The λ each head uses now: (H) tensor (a copy, no grad).
   torch::Tensor effective_lambda() const;
   // Parameters that only this variant has (θ of the learned λ, the gates); empty for fixed λ.
@@ -100,7 +116,7 @@ class BlockImpl : public torch::nn::Module {
  public:
   BlockImpl(const ModelConfig& cfg, const LayerAttention& variant);
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask, const RopeTables* rope,
-                        LayerBias* probe);
+                        const DocumentLayout* docs, LayerBias* probe);
   torch::nn::LayerNorm ln_1{nullptr};
   CausalSelfAttention attn{nullptr};
   torch::nn::LayerNorm ln_2{nullptr};
@@ -143,6 +159,10 @@ class GptImpl : public torch::nn::Module {
   int max_len() const { return max_len_; }
   // Where the weights are (runtime.device, after model->to): where a caller puts the tokens.
   torch::Device device() const;
+  // data.doc_mask: from now on every forward pass masks attention at documents that begin with
+  // boundary_token (DocumentLayout); a negative token turns it off (the default).
+  void mask_documents(int64_t boundary_token) { doc_boundary_ = boundary_token; }
+  int64_t document_boundary() const { return doc_boundary_; }
   const ModelConfig& config() const { return cfg_; }
 
   torch::nn::Embedding wte{nullptr};
@@ -157,6 +177,7 @@ class GptImpl : public torch::nn::Module {
   void follow_device(const torch::Device& device);
   ModelConfig cfg_;
   int vocab_size_, max_len_;
+  int64_t doc_boundary_ = -1;  // mask_documents
   RopeTables rope_;
   torch::Tensor
       mask_;  // (max_len, max_len) bool, true where j > i; built once, only for the explicit attention

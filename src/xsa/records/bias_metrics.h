@@ -15,11 +15,14 @@ namespace xsa {
 struct AttentionDynamics {
   double max_logit = 0;     // the largest q·k/√d over the windows, heads and allowed pairs j <= i
   double attn_entropy = 0;  // mean over rows i >= 1 of -Σ_j a_ij ln a_ij (nats)
-  double attn_sink = 0;     // mean over rows i >= 1 of a_i0: the mass on the first position
+  // mean over rows i >= 1 of a_i0: the mass on the first position (with data.doc_mask: on the first token
+  // of the row's document, over rows that are not a document's first token)
+  double attn_sink = 0;
 };
 
 // Bias metrics of one layer, each averaged over batch, heads and positions 1..T-1 (position 0 attends only
-// to itself: y_0 = v_0, a_00 = 1); value_cos over all pairs i != j within a head.
+// to itself: y_0 = v_0, a_00 = 1; with data.doc_mask every document's first token is left out likewise);
+// value_cos over all pairs i != j within a head.
 struct LayerBias {
   int layer = 0;
   double cos_y_v = 0;                         // cos(y_i, v_i), before the XSA projection

@@ -266,6 +266,7 @@ std::string setup_label(const Config& c) {
   if (c.train.warmup_steps != paper.train.warmup_steps)
     parts.push_back("warmup " + std::to_string(c.train.warmup_steps));
   if (c.train.optimizer != paper.train.optimizer) parts.push_back(choice_name(c.train.optimizer));
+  if (c.data.doc_mask != paper.data.doc_mask) parts.push_back(c.data.doc_mask ? "doc mask" : "no doc mask");
   std::string out;
   for (const auto& part : parts) out += (out.empty() ? "" : ", ") + part;
   return out;

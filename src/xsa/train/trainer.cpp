@@ -190,6 +190,11 @@ void connect_runs(Distributed& dist, const json& identity, const TokenDataset& d
 
 void check_data_fits(const Config& cfg, const TokenDataset& data) {
   const int T = cfg.data.seq_len;
+  if (cfg.data.doc_mask && (data.meta.bos_id < 0 || data.meta.bos_id >= data.meta.vocab_size)) {
+    throw InputError(data.dir + "/meta.json: bos_id " + std::to_string(data.meta.bos_id) +
+                     " marks no document start (0 <= bos_id < vocab_size " +
+                     std::to_string(data.meta.vocab_size) + "), which data.doc_mask: true needs");
+  }
   for (const TokenFile* file : {data.train.get(), data.val.get()}) {
     if (count_windows(file->size(), T) < 1) {
       throw InputError(file->path() + ": " + std::to_string(file->size()) +

@@ -43,6 +43,7 @@ void VariantRun::build() {
   const auto& cfg = s_.cfg;
   model_ = Gpt(cfg.model, cfg.attention, spec_, s_.data.meta.vocab_size, cfg.data.seq_len);
   model_->init_weights(at::make_generator<at::CPUGeneratorImpl>(cfg.seed));
+  if (cfg.data.doc_mask) model_->mask_documents(s_.data.meta.bos_id);  // check_data_fits: bos_id >= 0
   if (!cfg.model.init_from.empty()) init_from_export(model_, cfg, s_.data.meta, spec_);
   model_->to(
       torch_device(cfg.runtime.device));  // drawn on the CPU, so every device starts from the same weights

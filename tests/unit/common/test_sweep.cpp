@@ -138,18 +138,30 @@ TEST(SweepGrid, ScienceSweepConfigs) {
     std::size_t points;
     std::string impl;
   };
-  const std::vector<Expected> expected = {
-      {"budget_300", 5, "explicit"},          {"budget_1200", 5, "explicit"},
-      {"budget_2400", 5, "explicit"},         {"lambda_lr", 5, "explicit"},
-      {"seqlen_fixed_batch", 15, "explicit"}, {"seqlen_tokens", 20, "explicit"},
-      {"lr_control", 25, "explicit"},         {"size_s2", 10, "explicit"},
-      {"variants_s1", 5, "explicit"},         {"length_s1", 15, "fused"},
-      {"gate_lr_s1", 5, "explicit"},          {"baseline_choices", 45, "explicit"},
-      {"qknorm_lr", 25, "explicit"},          {"warmup_150", 10, "explicit"},
-      {"gate_headwise_lr", 25, "explicit"},   {"paper_dynamics", 20, "explicit"},
-      {"qknorm_s1", 10, "explicit"},          {"gate_elementwise", 5, "explicit"},
-      {"modern_s0", 20, "explicit"},          {"modern_s1", 15, "explicit"},
-      {"nonorm_warmup150", 15, "explicit"},   {"nonorm_qknorm", 15, "explicit"}};
+  const std::vector<Expected> expected = {{"budget_300", 5, "explicit"},
+                                          {"budget_1200", 5, "explicit"},
+                                          {"budget_2400", 5, "explicit"},
+                                          {"lambda_lr", 5, "explicit"},
+                                          {"seqlen_fixed_batch", 15, "explicit"},
+                                          {"seqlen_tokens", 20, "explicit"},
+                                          {"lr_control", 25, "explicit"},
+                                          {"size_s2", 10, "explicit"},
+                                          {"variants_s1", 5, "explicit"},
+                                          {"length_s1", 15, "fused"},
+                                          {"gate_lr_s1", 5, "explicit"},
+                                          {"baseline_choices", 45, "explicit"},
+                                          {"qknorm_lr", 25, "explicit"},
+                                          {"warmup_150", 10, "explicit"},
+                                          {"gate_headwise_lr", 25, "explicit"},
+                                          {"paper_dynamics", 20, "explicit"},
+                                          {"qknorm_s1", 10, "explicit"},
+                                          {"gate_elementwise", 5, "explicit"},
+                                          {"modern_s0", 20, "explicit"},
+                                          {"modern_s1", 15, "explicit"},
+                                          {"nonorm_warmup150", 15, "explicit"},
+                                          {"nonorm_qknorm", 15, "explicit"},
+                                          {"seqlen_tokens_docmask", 20, "explicit"},
+                                          {"length_s1_docmask", 5, "fused"}};
   std::size_t files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     if (entry.path().extension() == ".yaml") ++files;

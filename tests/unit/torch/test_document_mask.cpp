@@ -1,0 +1,245 @@
+// Document masking (data.doc_mask; docs/guide.md "Data"): attention stays inside each document of a window
+// (block-diagonal causal) and positions restart at each document. Checked against independent expectations:
+// the layout by hand; the fused kernel against the explicit masked softmax (values and gradients, 1e-5) and
+// against each document run by itself; the whole model's logits against every document run alone; the
+// bias metrics against the per-document runs they average.
+#include <ATen/CPUGeneratorImpl.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "tiny_model.h"
+#include "torch_testing.h"
+#include "xsa/model/causal_attention.h"
+#include "xsa/model/gpt.h"
+
+namespace xsa {
+namespace {
+
+using xsa::testing::max_abs_diff;
+
+constexpr int64_t kBos = 1;
+
+torch::Tensor ids(std::vector<std::vector<int64_t>> rows) {
+  std::vector<torch::Tensor> out;
+  for (auto& row : rows) out.push_back(torch::tensor(row, torch::kLong));
+  return torch::stack(out);  // (B, T)
+}
+
+TEST(DocumentLayout, StartsAndPositionsByHand) {
+  // Row 0 begins inside a document (tokens 5), row 1 with a BOS; adjacent BOS tokens are one-token documents.
+  auto layout = document_layout(ids({{5, kBos, 7, 8, kBos, 9}, {kBos, 3, kBos, kBos, 4, 4}}), kBos);
+  EXPECT_TRUE(torch::equal(layout.start, ids({{0, 1, 1, 1, 4, 4}, {0, 0, 2, 3, 3, 3}})));
+  EXPECT_TRUE(torch::equal(layout.positions, ids({{0, 0, 1, 2, 0, 1}, {0, 1, 0, 0, 1, 2}})));
+}
+
+TEST(DocumentLayout, RunsAndTheirErrors) {
+  const std::vector<int64_t> good{0, 1, 1, 1, 4, 4};
+  const std::vector<std::pair<int64_t, int64_t>> expected{{0, 1}, {1, 3}, {4, 2}};
+  EXPECT_EQ(document_runs(good.data(), 6), expected);
+  const std::vector<int64_t> not_from_zero{1, 1}, backwards{0, 1, 0}, skips{0, 0, 1};
+  EXPECT_THROW(document_runs(not_from_zero.data(), 2), std::invalid_argument);
+  EXPECT_THROW(document_runs(backwards.data(), 3), std::invalid_argument);
+  EXPECT_THROW(document_runs(skips.data(), 3), std::invalid_argument);
+}
+
+TEST(DocumentLayout, MaskByHand) {
+  auto start = ids({{0, 1, 1}});
+  auto mask = attention_mask(3, start);  // (1, 1, 3, 3): true where masked
+  auto expected =
+      torch::tensor({false, true, true, true, false, true, true, false, false}).view({1, 1, 3, 3});
+  EXPECT_TRUE(torch::equal(mask, expected));
+}
+
+// doc_start rows spanning several kernel blocks (kQueryBlock 64, kKeyBlock 256): documents of 1, 69, 1, 229
+// tokens in row 0; one whole-window document in row 1 (which continues one from before the window).
+torch::Tensor long_doc_start(int64_t T) {
+  std::vector<int64_t> row0(T), row1(T, 0);
+  const std::vector<int64_t> firsts{0, 1, 70, 71};
+  for (int64_t t = 0, d = 0; t < T; ++t) {
+    while (d + 1 < static_cast<int64_t>(firsts.size()) && firsts[d + 1] <= t) ++d;
+    row0[t] = firsts[d];
+  }
+  return torch::stack({torch::tensor(row0), torch::tensor(row1)});  // (2, T)
+}
+
+class DocumentAttention : public ::testing::TestWithParam<torch::ScalarType> {};
+
+TEST_P(DocumentAttention, FusedEqualsTheExplicitMaskedSoftmaxWithGradients) {
+  const int64_t T = 300, D = 8;
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(5);
+  const auto opts = torch::TensorOptions().dtype(GetParam());
+  auto q = torch::randn({2, 3, T, D}, gen, opts).requires_grad_();
+  auto k = torch::randn({2, 3, T, D}, gen, opts).requires_grad_();
+  auto v = torch::randn({2, 3, T, D}, gen, opts).requires_grad_();
+  auto upstream = torch::randn({2, 3, T, D}, gen, opts);
+  const auto start = long_doc_start(T);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+
+  auto fused = fused_causal_attention(q, k, v, scale, start);
+  auto g_fused = torch::autograd::grad({fused.y}, {q, k, v}, {upstream});
+  // The reference written out here: scores, the block-diagonal causal mask by its definition, softmax.
+  auto scores = torch::matmul(q, k.transpose(-2, -1)) * scale;  // (B, H, T, T)
+  auto j = torch::arange(T).view({1, 1, 1, T}), i = torch::arange(T).view({1, 1, T, 1});
+  auto allowed = (j <= i) & (j >= start.view({2, 1, T, 1}));  // (B, 1, T, T)
+  scores = scores.masked_fill(allowed.logical_not(), -std::numeric_limits<double>::infinity());
+  auto y = torch::matmul(torch::softmax(scores, -1), v);
+  auto g_ref = torch::autograd::grad({y}, {q, k, v}, {upstream});
+  EXPECT_LT(max_abs_diff(fused.y, y), 1e-5);
+  EXPECT_LT(max_abs_diff(fused.lse, torch::logsumexp(scores, -1)), 1e-5);
+  for (int n = 0; n < 3; ++n) EXPECT_LT(max_abs_diff(g_fused[n], g_ref[n]), 1e-5) << "gradient " << n;
+
+  auto composite = composite_causal_attention(q, k, v, scale, start);
+  auto g_composite = torch::autograd::grad({composite.y}, {q, k, v}, {upstream});
+  EXPECT_LT(max_abs_diff(composite.y, y), 1e-5);
+  for (int n = 0; n < 3; ++n) EXPECT_LT(max_abs_diff(g_composite[n], g_ref[n]), 1e-5) << "gradient " << n;
+}
+
+TEST_P(DocumentAttention, FusedEqualsEachDocumentRunAloneBitForBit) {
+  const int64_t T = 300, D = 8;
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(6);
+  const auto opts = torch::TensorOptions().dtype(GetParam());
+  auto q = torch::randn({2, 3, T, D}, gen, opts), k = torch::randn({2, 3, T, D}, gen, opts),
+       v = torch::randn({2, 3, T, D}, gen, opts);
+  const auto start = long_doc_start(T);
+  auto masked = fused_causal_attention(q, k, v, 0.3, start);
+  for (const auto& [first, n] : document_runs(start[0].contiguous().data_ptr<int64_t>(), T)) {
+    auto part = [&](const torch::Tensor& t) {
+      return t.narrow(0, 0, 1).narrow(2, first, n);
+    };  // (1, H, n, D)
+    auto alone = fused_causal_attention(part(q), part(k), part(v), 0.3);
+    EXPECT_TRUE(torch::equal(part(masked.y), alone.y)) << "document at " << first;
+    EXPECT_TRUE(torch::equal(masked.lse.narrow(0, 0, 1).narrow(2, first, n), alone.lse));
+  }
+  // Row 1 is one document: the plain causal kernel's bits.
+  auto row1 = [&](const torch::Tensor& t) { return t.narrow(0, 1, 1); };
+  EXPECT_TRUE(torch::equal(row1(masked.y), fused_causal_attention(row1(q), row1(k), row1(v), 0.3).y));
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, DocumentAttention, ::testing::Values(torch::kFloat, torch::kDouble));
+
+struct ModelCase {
+  AttentionImpl impl;
+  PositionEncoding pos;
+};
+
+class DocumentModel : public ::testing::TestWithParam<ModelCase> {
+ protected:
+  Gpt make(bool doc_mask) {
+    auto cfg = xsa::test_fixtures::tiny_model();
+    cfg.pos = GetParam().pos;
+    AttentionConfig attention;
+    attention.impl = GetParam().impl;
+    VariantSpec xsa;
+    xsa.kind = VariantSpec::Kind::kFixed;
+    xsa.lambda = 1.0;
+    Gpt model(cfg, attention, xsa, 16, 24);
+    model->init_weights(at::make_generator<at::CPUGeneratorImpl>(3));
+    {
+      torch::NoGradGuard no_grad;  // weights in their nonlinear range (attention far from uniform)
+      for (auto& p : model->parameters())
+        if (p.dim() >= 2) p.mul_(10.0);
+    }
+    model->to(torch::kDouble);
+    if (doc_mask) model->mask_documents(kBos);
+    return model;
+  }
+};
+
+// A window of three documents (the first begun before the window) gives every document's logits as the
+// document run by itself, and its bias metrics are the per-document metrics averaged over their positions.
+TEST_P(DocumentModel, WindowEqualsEveryDocumentRunAlone) {
+  Gpt model = make(true);
+  const std::vector<int64_t> window{4, 5, 6, 7, kBos, 8, 9, 10, 11, 12, 13, kBos, 2, 3, 14, 15, 4, 5, 6, 7};
+  const std::vector<std::pair<int64_t, int64_t>> docs{{0, 4}, {4, 7}, {11, 9}};
+  auto x = torch::tensor(window, torch::kLong).view({1, -1});
+  BiasProbe window_probe;
+  auto logits = model->forward(x, &window_probe);  // (1, T, V)
+  std::vector<double> diag_sum(2, 0.0), sink_sum(2, 0.0), entropy_sum(2, 0.0);
+  double counted = 0, max_logit = -1e300;
+  for (const auto& [first, n] : docs) {
+    BiasProbe probe;
+    auto alone = model->forward(x.narrow(1, first, n), &probe);
+    EXPECT_LT(max_abs_diff(logits.narrow(1, first, n), alone), 1e-10) << "document at " << first;
+    for (int l = 0; l < 2; ++l) {  // each document's metrics average its n - 1 positions after the first
+      diag_sum[l] += (n - 1) * probe.layers[l].attn_diag;
+      sink_sum[l] += (n - 1) * probe.layers[l].dynamics->attn_sink;
+      entropy_sum[l] += (n - 1) * probe.layers[l].dynamics->attn_entropy;
+      max_logit = std::max(max_logit, probe.layers[l].dynamics->max_logit);
+    }
+    counted += n - 1;
+  }
+  double window_max = -1e300;
+  for (int l = 0; l < 2; ++l) {
+    EXPECT_NEAR(window_probe.layers[l].attn_diag, diag_sum[l] / counted, 1e-10) << "layer " << l;
+    // The dynamics are measured in float32 whatever the model's dtype (gpt.cpp measure_dynamics).
+    EXPECT_NEAR(window_probe.layers[l].dynamics->attn_sink, sink_sum[l] / counted, 1e-6);
+    EXPECT_NEAR(window_probe.layers[l].dynamics->attn_entropy, entropy_sum[l] / counted, 1e-6);
+    window_max = std::max(window_max, window_probe.layers[l].dynamics->max_logit);
+  }
+  EXPECT_NEAR(window_max, max_logit, 1e-5 * std::abs(max_logit));
+  // And it is not the unmasked model's answer: the later documents see the earlier ones without the mask.
+  EXPECT_GT(max_abs_diff(logits, make(false)->forward(x)), 1e-3);
+}
+
+// A window without a boundary after its first token is one document: the same bits as no masking.
+TEST_P(DocumentModel, OneDocumentIsThePlainModelBitForBit) {
+  auto x = torch::tensor(std::vector<int64_t>{kBos, 5, 6, 7, 8, 9, 10, 11, 12, 2, 3, 4}, torch::kLong)
+               .view({1, -1});
+  auto y = torch::tensor(std::vector<int64_t>{3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, torch::kLong)
+               .view({1, -1});
+  Gpt masked = make(true), plain = make(false);
+  auto loss_masked = masked->forward_loss(x, y), loss_plain = plain->forward_loss(x, y);
+  EXPECT_TRUE(torch::equal(masked->forward(x), plain->forward(x)));
+  EXPECT_TRUE(torch::equal(loss_masked, loss_plain));
+  loss_masked.backward();
+  loss_plain.backward();
+  auto pm = masked->parameters(), pp = plain->parameters();
+  for (size_t i = 0; i < pm.size(); ++i) EXPECT_TRUE(torch::equal(pm[i].grad(), pp[i].grad())) << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, DocumentModel,
+                         ::testing::Values(ModelCase{AttentionImpl::kFused, PositionEncoding::kRope},
+                                           ModelCase{AttentionImpl::kExplicit, PositionEncoding::kRope},
+                                           ModelCase{AttentionImpl::kFused, PositionEncoding::kLearned},
+                                           ModelCase{AttentionImpl::kExplicit, PositionEncoding::kLearned}));
+
+// The fused and the explicit model agree under document masking: logits and every gradient (float32, 1e-5).
+TEST(DocumentModelPaths, FusedEqualsExplicitWithGradients) {
+  auto make = [](AttentionImpl impl) {
+    auto cfg = xsa::test_fixtures::tiny_model();
+    AttentionConfig attention;
+    attention.impl = impl;
+    VariantSpec xsa;
+    xsa.kind = VariantSpec::Kind::kFixed;
+    xsa.lambda = 1.0;
+    Gpt model(cfg, attention, xsa, 16, 40);
+    model->init_weights(at::make_generator<at::CPUGeneratorImpl>(4));
+    model->mask_documents(kBos);
+    return model;
+  };
+  Gpt fused = make(AttentionImpl::kFused), explicit_model = make(AttentionImpl::kExplicit);
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(9);
+  auto x = torch::randint(2, 16, {3, 40}, gen, torch::kLong);
+  x.index_put_({0, 7}, kBos);
+  x.index_put_({0, 8}, kBos);
+  x.index_put_({1, 0}, kBos);
+  x.index_put_({1, 39}, kBos);
+  x.index_put_({2, 20}, kBos);
+  auto y = torch::randint(0, 16, {3, 40}, gen, torch::kLong);
+  auto lf = fused->forward_loss(x, y), le = explicit_model->forward_loss(x, y);
+  EXPECT_LT(max_abs_diff(fused->forward(x), explicit_model->forward(x)), 1e-5);
+  lf.backward();
+  le.backward();
+  auto pf = fused->named_parameters(), pe = explicit_model->named_parameters();
+  for (const auto& item : pf)
+    EXPECT_LT(max_abs_diff(item.value().grad(), pe[item.key()].grad()), 1e-5) << item.key();
+}
+
+}  // namespace
+}  // namespace xsa
