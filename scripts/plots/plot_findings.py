@@ -28,10 +28,10 @@ from xsapy import user_input  # noqa: E402  (a user-named path checked, or one l
 from xsapy import results  # noqa: E402  (the tool's outputs, read the one way)
 from xsapy.figures import bias, common, improvement  # noqa: E402
 
-FIGURES = (improvement.improvement_vs_budget, improvement.eval_delta_curve, improvement.improvement_vs_lambda,
-           improvement.improvement_vs_seq_len, bias.bias_init_vs_end, bias.bias_by_depth,
-           improvement.improvement_vs_size, improvement.improvement_vs_lr, improvement.early_val_loss,
-           improvement.dynamics_over_training, improvement.best_per_setup)
+FIGURES = (improvement.improvement_vs_budget, improvement.eval_delta_curve, improvement.delta_by_position,
+           improvement.improvement_vs_lambda, improvement.improvement_vs_seq_len, bias.bias_init_vs_end,
+           bias.bias_by_depth, improvement.improvement_vs_size, improvement.improvement_vs_lr,
+           improvement.early_val_loss, improvement.dynamics_over_training, improvement.best_per_setup)
 
 
 def fail(message, code=None):

@@ -17,7 +17,8 @@ ENVIRONMENT = {"threads", "blas", "blas_threads", "workers", "host_cores", "peak
 DATA = {"dir", "vocab_size", "train_tokens", "val_tokens", "tokenizer_sha256"}
 RUN = {"variant", "lambda", "variant_spec", "layers", "label", "seed", "init_checksum", "eval", "train_loss", "final",
        "bias", "samples", "timing"}
-FINAL = {"val_loss", "val_loss_sem", "eval_tokens", "eval_windows", "train_loss"}
+FINAL = {"val_loss", "val_loss_sem", "eval_tokens", "eval_windows", "train_loss", "loss_by_position"}
+BUCKET = {"first", "last", "tokens", "loss"}
 TIMING = {"wall_s", "train_s", "tokens_per_s", "step_ms_median"}
 LAYER = {"layer", "cos_y_v", "cos_z_v", "attn_diag", "value_cos"}
 COMPARISON = {"baseline", "variant", "delta_val_loss", "delta_val_loss_sem", "improvement_pct"}
@@ -60,6 +61,13 @@ def check_results(label, path, doc):
         where = "%s runs[%d]" % (path, i)
         has_keys(run, RUN, where)
         has_keys(run["final"], FINAL, where + ".final")
+        for b in run["final"].get("loss_by_position", []):
+            has_keys(b, BUCKET, where + ".final.loss_by_position")
+        # The buckets tile positions 1..T (T = 16: 1-16; T = 32: 1-16, 17-32) over every final-eval window.
+        T, windows = doc["config"]["data"]["seq_len"], run["final"]["eval_windows"]
+        check([(b["first"], b["last"], b["tokens"]) for b in run["final"].get("loss_by_position", [])]
+              == [(1, 16, windows * 16)] + ([(17, 32, windows * 16)] if T == 32 else []),
+              where + ": loss_by_position buckets")
         has_keys(run["timing"], TIMING, where + ".timing")
         check(run["eval"] and {"step", "val_loss"} <= set(run["eval"][0]), where + ".eval")
         check(run["train_loss"] and {"step", "loss"} <= set(run["train_loss"][0]), where + ".train_loss")
@@ -106,6 +114,22 @@ def check_inspect(work, results):
                     values += [l["cos_y_v"] for l in run["bias"][-1]["layers"] if l["layer"] == row["layer"]]
         check(values and close(row["var_cos_y_v"], sum(values) / len(values)),
               "bias table var_cos_y_v for %s" % row)
+    # Loss by position: per length, λ and bucket, the variant − sa difference of each seed (one pair per seed
+    # here), averaged over seeds.
+    check(len(tables["loss_by_position"]) == 3 * 2 + 2 * 1,  # T=32: xsa, 0.5, learned × 2 buckets; T=16: xsa, 0.5
+          "loss_by_position: %d rows" % len(tables["loss_by_position"]))
+    for row in tables["loss_by_position"]:
+        deltas = []
+        for label, (path, doc) in results.items():
+            if doc["config"]["data"]["seq_len"] != row["seq_len"]:
+                continue
+            base = {(b["first"], b["last"]): b["loss"] for b in doc["runs"][0]["final"]["loss_by_position"]}
+            for run in doc["runs"][1:]:
+                if run["label"] == row["lambda"]:
+                    deltas += [b["loss"] - base[(b["first"], b["last"])] for b in run["final"]["loss_by_position"]
+                               if (b["first"], b["last"]) == (row["first"], row["last"])]
+        check(deltas and row["n"] == len(deltas) and close(row["mean_delta"], sum(deltas) / len(deltas), 1e-9),
+              "loss_by_position mean_delta for %s" % row)
     # CSV carries the same paired numbers; markdown names every experiment.
     with open(os.path.join(work, "inspect.csv")) as f:
         text = f.read()

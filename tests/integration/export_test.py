@@ -11,7 +11,8 @@ untied output layer. Every variant is exported, then:
   tile the data, the documented __metadata__;
 - the PyTorch reference model rebuilt from config.json and those tensors (float64) reproduces the logits the
   C++ model computes from the run's final checkpoint (xsa-export-logits) on 4 validation windows within 1e-5,
-  and the run's recorded final val loss over every validation window within 1e-5 (relative);
+  and the run's recorded final val loss over every validation window within 1e-5 (relative), and so its loss by
+  position (final.loss_by_position: each bucket's positions sliced here from the reference's per-token losses);
 - the model card has the Hub's front matter and the run's numbers;
 - model.init_from starts a run from the export: its recorded initial weights checksum is the export's
   weights_checksum (the step-0 weights are the exported ones, bit for bit);
@@ -181,18 +182,33 @@ for name, (_, variants) in RUNS.items():
         # The recorded final val loss over every validation window (starts k*T, k < (n-1)//T).
         windows = (val.numel() - 1) // T
         losses = []
+        position_sums = torch.zeros(T, dtype=torch.float64)  # position t (1-based) is column t - 1
         with torch.no_grad():
             for k0 in range(0, windows, 64):
                 ks = range(k0, min(windows, k0 + 64))
                 x = torch.stack([val[k * T:k * T + T] for k in ks])
                 y = torch.stack([val[k * T + 1:k * T + T + 1] for k in ks])
                 logp = torch.log_softmax(model(x), dim=-1)
-                losses += (-logp.gather(-1, y.unsqueeze(-1)).squeeze(-1).mean(dim=1)).tolist()
+                token = -logp.gather(-1, y.unsqueeze(-1)).squeeze(-1)  # (windows, T)
+                losses += token.mean(dim=1).tolist()
+                position_sums += token.sum(dim=0)
         mean = sum(losses) / len(losses)
         recorded = run_record["final"]["val_loss"]
         check(abs(mean - recorded) <= TOL * recorded,
               "%s/%s: the reference's val loss over %d windows %.7f equals the recorded %.7f (rel %.1e)"
               % (name, variant, len(losses), mean, recorded, abs(mean - recorded) / recorded))
+        # The loss by position: the recorded buckets tile positions 1..T as documented (T = 32: 1-16, 17-32),
+        # and each bucket's loss is the reference's mean over those positions of every window.
+        buckets = run_record["final"].get("loss_by_position", [])
+        check([(b["first"], b["last"], b["tokens"]) for b in buckets]
+              == [(1, 16, windows * 16), (17, 32, windows * 16)] and T == 32,
+              "%s/%s: loss_by_position has the buckets 1-16 and 17-32 over %d windows: %s"
+              % (name, variant, windows, [(b["first"], b["last"], b["tokens"]) for b in buckets]))
+        for b in buckets:
+            ref_loss = position_sums[b["first"] - 1:b["last"]].sum().item() / (windows * (b["last"] - b["first"] + 1))
+            check(abs(ref_loss - b["loss"]) <= TOL * ref_loss,
+                  "%s/%s: the reference's loss at positions %d-%d %.7f equals the recorded %.7f (rel %.1e)"
+                  % (name, variant, b["first"], b["last"], ref_loss, b["loss"], abs(ref_loss - b["loss"]) / ref_loss))
 
         card = open(os.path.join(out, "README.md")).read()
         front = card.split("---\n")[1] if card.startswith("---\n") else ""

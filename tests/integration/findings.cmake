@@ -4,9 +4,17 @@
 add_test(NAME plots.findings_from_inspect_json
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_out
     "eval_delta_curve improvement_vs_lambda improvement_vs_seq_len bias_init_vs_end"
-    "improvement_vs_budget improvement_vs_lr"
+    "improvement_vs_budget improvement_vs_lr delta_by_position"
     /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plots/plot_findings.py
     ${CMAKE_SOURCE_DIR}/tests/fixtures/report/single ${CMAKE_SOURCE_DIR}/tests/fixtures/report/sweep
+    --inspect $<TARGET_FILE:xsa-inspect>)
+
+# The loss by position (fixtures/report/lengths: every run has final.loss_by_position, at T 64, 128 and 256): the
+# paired Δ per position bucket, one line per length and batch; the fixtures without it (above) draw none.
+add_test(NAME plots.findings_loss_by_position
+  COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_position_out
+    "delta_by_position improvement_vs_seq_len" "improvement_vs_budget improvement_vs_lr improvement_vs_lambda"
+    /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plots/plot_findings.py ${CMAKE_SOURCE_DIR}/tests/fixtures/report/lengths
     --inspect $<TARGET_FILE:xsa-inspect>)
 
 # --lambda reaches xsa-inspect: the fixtures' λ=0.5 seeds all have T=64, so without the other variants there is
@@ -48,7 +56,8 @@ add_test(NAME plots.findings_only
 # Two training budgets (fixtures/report/budget): the budget figure, and the bias figure with one bar per budget.
 add_test(NAME plots.findings_two_budgets
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_budget_out
-    "improvement_vs_budget eval_delta_curve bias_init_vs_end" "improvement_vs_lambda improvement_vs_seq_len improvement_vs_lr"
+    "improvement_vs_budget eval_delta_curve bias_init_vs_end"
+    "improvement_vs_lambda improvement_vs_seq_len improvement_vs_lr delta_by_position"
     /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plots/plot_findings.py ${CMAKE_SOURCE_DIR}/tests/fixtures/report/budget
     --inspect $<TARGET_FILE:xsa-inspect>)
 
@@ -57,7 +66,7 @@ add_test(NAME plots.findings_two_budgets
 add_test(NAME plots.findings_learning_rates
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_pngs.sh ${CMAKE_BINARY_DIR}/tests/findings_lr_out
     "improvement_vs_lr eval_delta_curve bias_init_vs_end"
-    "improvement_vs_lambda improvement_vs_budget improvement_vs_seq_len early_val_loss dynamics_over_training best_per_setup"
+    "improvement_vs_lambda improvement_vs_budget improvement_vs_seq_len early_val_loss dynamics_over_training best_per_setup delta_by_position"
     /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/plots/plot_findings.py ${CMAKE_SOURCE_DIR}/results/lr_control
     --inspect $<TARGET_FILE:xsa-inspect>)
 

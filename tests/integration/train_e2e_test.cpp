@@ -108,6 +108,18 @@ TEST_F(TrainE2E, WritesCompleteResultsLogAndConfig) {
     EXPECT_EQ(run["bias"][0]["layers"].size(), 2u);
     EXPECT_EQ(run["samples"].size(), 1u);
     EXPECT_GT(run["timing"]["tokens_per_s"].get<double>(), 0.0);
+    // The loss by position at T = 32: positions 1–16 and 17–32 over every final-eval window; their
+    // token-weighted mean is val_loss up to the float32 rounding of the per-window means it averages.
+    const json& buckets = run["final"]["loss_by_position"];
+    ASSERT_EQ(buckets.size(), 2u);
+    const std::int64_t windows = run["final"]["eval_windows"];
+    EXPECT_EQ(buckets[0],
+              json({{"first", 1}, {"last", 16}, {"tokens", windows * 16}, {"loss", buckets[0]["loss"]}}));
+    EXPECT_EQ(buckets[1],
+              json({{"first", 17}, {"last", 32}, {"tokens", windows * 16}, {"loss", buckets[1]["loss"]}}));
+    // Two buckets of 16 positions each: the token-weighted mean is their plain mean.
+    const double weighted = (buckets[0]["loss"].get<double>() + buckets[1]["loss"].get<double>()) / 2;
+    EXPECT_NEAR(weighted, final_loss, 1e-6 * final_loss);
   }
   // SA: z = y; XSA: z ⟂ v at every measurement.
   for (const auto& b : r["runs"][0]["bias"])

@@ -4,6 +4,9 @@ sections (results.inspect): the tables' own numbers, grouping and intervals, so 
                              legend gives each λ's trend (budget_trend: points per doubling of steps, 95% CI)
   eval_delta_curve.png       paired Δ val loss (variant − baseline) along training with its 95% CI band,
                              per λ and budget (eval_curve)
+  delta_by_position.png      paired Δ val loss (variant − baseline) per position bucket of the window
+                             (1–16, 17–64, ..., up to T; log axis) with 95% CI bars, one line per comparison,
+                             setup and T (loss_by_position): a gain that grows with position comes from context
   improvement_vs_lambda.png  mean improvement % per λ (numbers, then learned / gate) with 95% CI bars, per
                              budget (by_lambda; with --baseline xsa: the other variants against full XSA)
   improvement_vs_seq_len.png mean improvement % vs T with 95% CI bars, per λ and tokens per step (by_seq_len);
@@ -71,6 +74,37 @@ def eval_delta_curve(doc, out):
     return finish(fig, ax, os.path.join(out, "eval_delta_curve.png"), "step",
                   f"Δ val loss (variant − {baseline_name(rows)})",
                   "Paired val-loss difference along training (95% CI band)", 8)
+
+
+def delta_by_position(doc, out):
+    rows = doc.get("loss_by_position", [])
+    if not rows:
+        return Skip("no loss by position among the comparisons (results.json's final.loss_by_position)")
+    fields = ("baseline", "lambda", "steps", "model", "lr", "attention_impl", "seq_len", "batch")
+    keys = sorted({tuple(r[f] for f in fields) for r in rows}, key=lambda k: [str(v) for v in k[:6]] + list(k[6:]))
+    varies = {f: len({k[i] for k in keys}) > 1 for i, f in enumerate(fields)}
+    fig, ax = plt.subplots(figsize=(7.2, 4.4))
+    ticks = {}
+    for i, key in enumerate(keys):
+        sel = sorted((r for r in rows if tuple(r[f] for f in fields) == key), key=lambda r: r["first"])
+        # Each bucket is drawn at its last position (the last, cut at T, at T itself); lines are set slightly apart
+        # on the log axis so their CI bars do not hide each other.
+        shift = 2 ** (0.05 * (i - (len(keys) - 1) / 2))
+        ys, err = ci_bars(sel, "mean_delta", "delta_ci_low", "delta_ci_high")
+        label = (f"{lam_label(sel[0])}, T={key[6]}" + (f", batch {key[7]}" if varies["batch"] else "")
+                 + (f", {key[2]} steps" if varies["steps"] else "") + (f", {key[3]}" if varies["model"] else "")
+                 + (f", lr {key[4]:g}" if varies["lr"] else "")
+                 + (f", {key[5]} attention" if varies["attention_impl"] else "")
+                 + (f" (vs {key[0]})" if varies["baseline"] else ""))
+        ax.errorbar([r["last"] * shift for r in sel], ys, yerr=err, marker="o", capsize=3, label=label)
+        ticks.update({r["last"]: f"{r['first']:,}–{r['last']:,}" for r in sel})
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(ticks))
+    ax.set_xticklabels([ticks[x] for x in sorted(ticks)], fontsize=8)
+    ax.minorticks_off()
+    return finish(fig, ax, os.path.join(out, "delta_by_position.png"), "position in the window (bucket)",
+                  f"Δ val loss (variant − {baseline_name(rows)})",
+                  "Paired val-loss difference by position (mean, 95% CI over seeds)", 8)
 
 
 def improvement_vs_lambda(doc, out):

@@ -23,6 +23,25 @@ std::string variant_group_label(const ExperimentResult& experiment, const RunRes
                        experiment.config.attention.lambda_lr_scale);
 }
 
+std::vector<PositionBucket> position_buckets(std::int64_t seq_len) {
+  std::vector<PositionBucket> buckets;
+  for (std::int64_t first = 1, last = 16; first <= seq_len; first = last + 1, last *= 4)
+    buckets.push_back({first, std::min(last, seq_len)});
+  return buckets;
+}
+
+std::vector<PositionLoss> loss_by_position(const std::vector<double>& position_sums, std::int64_t windows) {
+  std::vector<PositionLoss> out;
+  if (windows <= 0) return out;
+  for (const PositionBucket& b : position_buckets(static_cast<std::int64_t>(position_sums.size()))) {
+    double sum = 0;
+    for (std::int64_t t = b.first; t <= b.last; ++t) sum += position_sums[t - 1];
+    const std::int64_t tokens = windows * (b.last - b.first + 1);
+    out.push_back({b, tokens, sum / static_cast<double>(tokens)});
+  }
+  return out;
+}
+
 const RunResult* ExperimentResult::find_run(const std::string& variant) const {
   for (const auto& run : runs)
     if (run.variant == variant) return &run;
@@ -210,6 +229,17 @@ RunResult parse_run(const Reader& r, const json& doc, const std::string& where) 
   run.final.eval_tokens = r.opt_integer(final, "eval_tokens", fat);
   run.final.eval_windows = r.opt_integer(final, "eval_windows", fat);
   run.final.train_loss = r.opt_number(final, "train_loss", fat);
+  run.final.loss_by_position = optional_list<PositionLoss>(
+      r, final, "loss_by_position", fat, [&](const json& b, const std::string& it) {
+        PositionLoss p;
+        p.positions.first = r.integer(r.need(b, "first", it), Reader::join(it, "first"));
+        p.positions.last = r.integer(r.need(b, "last", it), Reader::join(it, "last"));
+        p.tokens = r.integer(r.need(b, "tokens", it), Reader::join(it, "tokens"));
+        p.loss = r.need_number(b, "loss", it);
+        if (p.positions.first < 1 || p.positions.last < p.positions.first || p.tokens < 0)
+          r.fail("key " + it + ": expected 1 <= first <= last and tokens >= 0");
+        return p;
+      });
 
   RunCurves curves = parse_curves(r, doc, where);
   run.eval = std::move(curves.eval);
@@ -372,6 +402,13 @@ json to_json(const RunResult& run) {
   if (run.final.eval_tokens) final["eval_tokens"] = *run.final.eval_tokens;
   if (run.final.eval_windows) final["eval_windows"] = *run.final.eval_windows;
   if (run.final.train_loss) final["train_loss"] = *run.final.train_loss;
+  if (!run.final.loss_by_position.empty()) {
+    json buckets = json::array();
+    for (const auto& b : run.final.loss_by_position)
+      buckets.push_back(
+          {{"first", b.positions.first}, {"last", b.positions.last}, {"tokens", b.tokens}, {"loss", b.loss}});
+    final["loss_by_position"] = buckets;
+  }
   j["final"] = final;
   j["bias"] = json::array();
   for (const auto& point : run.bias) {

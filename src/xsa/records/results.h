@@ -31,12 +31,38 @@ struct BiasPoint {
   std::vector<LayerBias> layers;
 };
 
+// Positions in a window (docs/guide.md "results.json", loss_by_position): a window holds T+1 tokens
+// x_0..x_T, and position t (1-based, t = 1..T) is the prediction of x_t from the t tokens x_0..x_{t-1}, so
+// t is also the context the prediction had. The buckets grow ×4 because context effects are roughly
+// logarithmic in the distance: 1–16, 17–64, 65–256, 257–1,024, 1,025–4,096, ..., the last cut at T; only the
+// buckets that start at or before T exist (T = 300: 1–16, 17–64, 65–256, 257–300).
+struct PositionBucket {
+  std::int64_t first = 0;  // inclusive, 1-based
+  std::int64_t last = 0;   // inclusive
+  bool operator==(const PositionBucket& o) const { return first == o.first && last == o.last; }
+};
+std::vector<PositionBucket> position_buckets(std::int64_t seq_len);
+
+// The final evaluation's loss over the predictions of one position bucket, every window pooled.
+struct PositionLoss {
+  PositionBucket positions;
+  std::int64_t tokens = 0;  // predictions in the bucket: windows × (last − first + 1)
+  double loss = 0;          // their mean next-token loss (nats)
+};
+// The buckets of position_buckets(T), T = position_sums.size(), from the final evaluation's per-position
+// sums: position_sums[t-1] is position t's loss summed over `windows` windows. Each bucket's sum is taken in
+// float64, so the token-weighted mean of the buckets is the mean over every prediction.
+std::vector<PositionLoss> loss_by_position(const std::vector<double>& position_sums, std::int64_t windows);
+
 struct FinalMetrics {
   double val_loss = 0;                 // mean over every non-overlapping validation window
   std::optional<double> val_loss_sem;  // SE over those windows
   std::optional<std::int64_t> eval_tokens;
   std::optional<std::int64_t> eval_windows;
   std::optional<double> train_loss;  // mean training loss of the last log_interval steps
+  // The same windows' loss per position bucket, in position order; empty in files written before it was
+  // measured.
+  std::vector<PositionLoss> loss_by_position;
 };
 
 struct RunTiming {

@@ -96,6 +96,7 @@ void build_setup_selection(const SectionInputs& in, Table& t);
 void build_setup_effect(const SectionInputs& in, Table& t);
 void build_setup_effect_by_lr(const SectionInputs& in, Table& t);
 void build_eval_curve(const SectionInputs& in, Table& t);
+void build_loss_by_position(const SectionInputs& in, Table& t);
 void build_verdicts(const SectionInputs& in, Table& t);
 void build_notes(const SectionInputs& in, Table& t);
 // sections_trends.cpp

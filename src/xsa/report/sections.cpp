@@ -85,6 +85,14 @@ const std::vector<Section>& sections() {
        build_setup_effect_by_lr},
       {"eval_curve", "Paired Δ val loss along training (fixed eval windows, 95% CI over seeds)",
        "per λ, budget and evaluation step: mean Δ val loss with its CI", "", false, false, build_eval_curve},
+      {"loss_by_position",
+       "Paired Δ val loss by position in the window (final evaluation; position t predicts the window's "
+       "token t from the t before it; 95% CI over seeds)",
+       "per comparison, length and position bucket (1–16, 17–64, 65–256, ... up to T): mean Δ val loss "
+       "with its CI",
+       "_No loss by position in these results (results.json's final.loss_by_position, recorded since "
+       "issue 56)._",
+       false, false, build_loss_by_position},
       {"bias_init", "Bias metrics per layer at initialisation (step 0, mean ± 95% CI over seeds)",
        "per group and layer: cos(y,v), cos(z,v), attn_diag, value_cos of baseline and variant at step 0",
        "_No bias metrics in these results._", false, false, build_bias_init},

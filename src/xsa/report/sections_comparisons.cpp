@@ -266,6 +266,66 @@ void build_eval_curve(const SectionInputs& in, Table& t) {
   fill_table(t, columns, rows);
 }
 
+// The paired validation-loss difference per position bucket of the final evaluation (results.json's
+// loss_by_position): per length group, bucket and seed the mean over the seed's pairs of variant − baseline,
+// then mean and 95% CI over seeds. A gain that grows with position is a gain from context.
+void build_loss_by_position(const SectionInputs& in, Table& t) {
+  struct Row {
+    const Group* group;
+    PositionBucket positions;
+    double base_mean, var_mean;
+    PairedInterval delta;
+  };
+  std::vector<Row> rows;
+  for (const auto& g : in.grouping.per_len) {  // buckets depend on T, so never pooled over lengths
+    // bucket -> seed -> (baseline, variant) of each of the seed's pairs (several when g pools keys it does
+    // not name, as Group::deltas averages them)
+    std::map<std::pair<std::int64_t, std::int64_t>,
+             std::map<std::uint64_t, std::vector<std::pair<double, double>>>>
+        at_bucket;
+    std::map<std::pair<std::int64_t, std::int64_t>, std::size_t> pairs_at;  // bucket -> pairs that have it
+    for (const auto& p : g.pairs) {
+      std::map<std::pair<std::int64_t, std::int64_t>, double> base;
+      for (const auto& b : p.baseline->final.loss_by_position)
+        base[{b.positions.first, b.positions.last}] = b.loss;
+      for (const auto& b : p.variant->final.loss_by_position)
+        if (auto it = base.find({b.positions.first, b.positions.last}); it != base.end()) {
+          at_bucket[it->first][pair_seed(p)].push_back({it->second, b.loss});
+          ++pairs_at[it->first];
+        }
+    }
+    for (const auto& [bucket, seeds] : at_bucket) {
+      if (pairs_at[bucket] != g.pairs.size()) continue;  // a bucket some pairs lack would change the seeds
+      std::vector<double> base, var, delta;              // one value per seed, as Group::deltas
+      for (const auto& [seed, values] : seeds) {
+        std::vector<double> b, v;
+        for (const auto& [bv, vv] : values) {
+          b.push_back(bv);
+          v.push_back(vv);
+        }
+        base.push_back(mean(b));
+        var.push_back(mean(v));
+        delta.push_back(mean(v) - mean(b));
+      }
+      rows.push_back({&g, {bucket.first, bucket.second}, mean(base), mean(var), paired_interval(delta)});
+    }
+  }
+  auto group_of = [](const Row& r) -> const Group& { return *r.group; };
+  Columns<Row> columns = group_head_columns<Row>(group_of);
+  append(columns, length_columns<Row>([](const Row& r) -> const GroupKey& { return r.group->key; }));
+  append(columns,
+         {
+             {{"first", "from position"}, [](const Row& r) { return Cell(r.positions.first); }},
+             {{"last", "to position"}, [](const Row& r) { return Cell(r.positions.last); }},
+             {{"n", "n"}, [](const Row& r) { return count_cell(r.delta.n); }},
+             {{"base_val_loss", "base val loss", 4}, [](const Row& r) { return Cell(r.base_mean); }},
+             {{"var_val_loss", "variant val loss", 4}, [](const Row& r) { return Cell(r.var_mean); }},
+         });
+  append(columns, delta_ci_columns<Row>("mean_delta", "mean Δ", 4,
+                                        [](const Row& r) -> const PairedInterval& { return r.delta; }));
+  fill_table(t, columns, rows);
+}
+
 namespace {
 
 std::string lambda_text(const GroupKey& k) {

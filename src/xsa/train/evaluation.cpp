@@ -20,17 +20,27 @@ torch::Tensor make_batch(const TokenFile& file, const std::uint64_t* starts, std
 
 std::vector<double> window_losses(Gpt& model, const TokenFile& file, const std::vector<std::uint64_t>& starts,
                                   int seq_len, int batch_size,
-                                  const std::function<void(std::size_t, std::size_t)>& on_batch) {
+                                  const std::function<void(std::size_t, std::size_t)>& on_batch,
+                                  std::vector<double>* position_sums) {
   torch::NoGradGuard no_grad;
   std::vector<double> losses;
   losses.reserve(starts.size());
+  if (position_sums) position_sums->assign(seq_len, 0.0);
   for (size_t i = 0; i < starts.size(); i += batch_size) {
     std::int64_t n = std::min<std::int64_t>(batch_size, starts.size() - i);
     auto batch = make_batch(file, starts.data() + i, n, seq_len).to(model->device());  // (n, T+1)
     auto x = batch.narrow(1, 0, seq_len), y = batch.narrow(1, 1, seq_len);
-    auto per_window = model->token_losses(x, y).mean(1).to(torch::kCPU, torch::kDouble).contiguous();  // (n)
+    auto token = model->token_losses(x, y);                                        // (n, T)
+    auto per_window = token.mean(1).to(torch::kCPU, torch::kDouble).contiguous();  // (n)
     const double* p = per_window.data_ptr<double>();
     losses.insert(losses.end(), p, p + n);
+    if (position_sums) {
+      // Summed in float64, not in the losses' float32: a position's sum runs over every validation window
+      // (thousands), where float32 would lose digits the buckets' comparison needs.
+      auto column_sums = token.to(torch::kCPU, torch::kDouble).sum(0).contiguous();  // (T)
+      const double* c = column_sums.data_ptr<double>();
+      for (int t = 0; t < seq_len; ++t) (*position_sums)[t] += c[t];
+    }
     if (on_batch) on_batch(losses.size(), starts.size());
   }
   return losses;

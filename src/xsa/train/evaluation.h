@@ -18,9 +18,13 @@ torch::Tensor make_batch(const TokenFile& file, const std::uint64_t* starts, std
 
 // Mean next-token loss of each window, in `starts` order, `batch_size` windows at a time.
 // on_batch (optional) is called after each batch with (windows done, windows in all), for progress lines.
+// position_sums (optional) is set to seq_len sums: [t-1] is position t's loss (the prediction of the
+// window's token t from the t before it, xsa::PositionBucket) summed over the windows in float64, from the
+// same per-token losses; the per-window means, and so every val_loss, are computed as without it.
 std::vector<double> window_losses(Gpt& model, const TokenFile& file, const std::vector<std::uint64_t>& starts,
                                   int seq_len, int batch_size,
-                                  const std::function<void(std::size_t, std::size_t)>& on_batch = {});
+                                  const std::function<void(std::size_t, std::size_t)>& on_batch = {},
+                                  std::vector<double>* position_sums = nullptr);
 
 // Bias metrics of every layer, window-weighted means over the windows at `starts`. lambda_per_head is
 // filled when `with_lambda_per_head` (learned / gate variants).

@@ -254,13 +254,16 @@ void VariantRun::finish(double wall_s) {
   if (s_.rank != 0) return;  // rank 0 alone evaluates, samples and writes
   const auto& cfg = s_.cfg;
   auto all_windows = evenly_spaced_windows(s_.data.val->size(), cfg.data.seq_len, UINT64_MAX);
+  std::vector<double> position_sums;  // (T): each position's loss summed over the windows
   {
     PrecisionScope mixed(s_.precision);
-    window_losses_ = window_losses(model_, *s_.data.val, all_windows, cfg.data.seq_len, cfg.train.batch_size,
-                                   [this](std::size_t done, std::size_t total) {
-                                     s_.board.phase(index_, "final eval " + std::to_string(done) + "/" +
-                                                                std::to_string(total) + " windows");
-                                   });
+    window_losses_ = window_losses(
+        model_, *s_.data.val, all_windows, cfg.data.seq_len, cfg.train.batch_size,
+        [this](std::size_t done, std::size_t total) {
+          s_.board.phase(index_,
+                         "final eval " + std::to_string(done) + "/" + std::to_string(total) + " windows");
+        },
+        &position_sums);
   }
   double train_time_s = 0;
   for (double ms : step_ms_) train_time_s += ms / 1e3;
@@ -272,6 +275,7 @@ void VariantRun::finish(double wall_s) {
   final.eval_tokens = static_cast<std::int64_t>(all_windows.size()) * cfg.data.seq_len;
   final.eval_windows = static_cast<std::int64_t>(all_windows.size());
   final.train_loss = mean_or_zero(std::vector<double>(step_losses_.end() - tail, step_losses_.end()));
+  final.loss_by_position = loss_by_position(position_sums, static_cast<std::int64_t>(all_windows.size()));
   record_.samples = generate_samples();
   RunTiming timing;
   timing.wall_s = wall_s;

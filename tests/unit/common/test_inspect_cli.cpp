@@ -70,10 +70,10 @@ TEST(InspectCli, CsvHasOneBlockPerSectionWithASectionColumn) {
     }
   }
   // paired, by_lambda, by_budget, budget_trend, budget_trend_change, by_seq_len, seq_len_trend, size_trend,
-  // lr_selection, lr_change, setup_selection, setup_effect, setup_effect_by_lr, eval_curve, bias_init, bias,
-  // bias_depth, bias_budget_change, plateau_escape, dynamics, dynamics_summary, learned_lambda, verdicts,
-  // notes
-  ASSERT_EQ(headers.size(), 24u);
+  // lr_selection, lr_change, setup_selection, setup_effect, setup_effect_by_lr, eval_curve, loss_by_position,
+  // bias_init, bias, bias_depth, bias_budget_change, plateau_escape, dynamics, dynamics_summary,
+  // learned_lambda, verdicts, notes
+  ASSERT_EQ(headers.size(), 25u);
   EXPECT_EQ(headers[1],
             "section,baseline,lambda,steps,seq_lens,model,attention_impl,lr,n,favouring,mean_improvement_pct,"
             "improvement_ci_low,"

@@ -1,7 +1,8 @@
 // The section registry and the comparison sections (xsa/report/sections.h, sections_comparisons.cpp): the
 // report carries every registered section in the registry's order, with distinct column keys; the paired
 // table lists every run; by_seq_len's per-group Student-t intervals and verdicts; and the verdict lines, one
-// per group plus a pooled line only where it pools. On the fixtures in tests/fixtures/report, with the
+// per group plus a pooled line only where it pools; loss_by_position's paired Δ per position bucket. On the
+// fixtures in tests/fixtures/report, with the
 // expected numbers worked out by hand from the fixture losses in the comments.
 #include <gtest/gtest.h>
 
@@ -40,7 +41,7 @@ TEST(Report, SectionsComeFromTheRegistryInItsOrder) {
   EXPECT_EQ(section_keys(","),
             "paired,by_lambda,by_budget,budget_trend,budget_trend_change,by_seq_len,"
             "seq_len_trend,size_trend,lr_selection,lr_change,setup_selection,setup_effect,setup_effect_by_lr,"
-            "eval_curve,"
+            "eval_curve,loss_by_position,"
             "bias_init,bias,bias_depth,"
             "bias_budget_change,plateau_escape,dynamics,dynamics_summary,learned_lambda,verdicts,notes");
 }
@@ -119,6 +120,76 @@ TEST(Report, VerdictLinesPerGroupPlusPooledOnlyWhenItPools) {
   EXPECT_NE(text(t, 2, "text").find("CI undefined with a single seed"), std::string::npos);
   EXPECT_EQ(text(t, 4, "scope"), "pooled");
   EXPECT_EQ(text(t, 4, "verdict"), "better");
+}
+
+// The row of loss_by_position for a length, batch and first position (the table's order is the groups' order,
+// which this test need not know).
+std::size_t position_row(const Table& t, std::int64_t seq_len, std::int64_t batch, std::int64_t first) {
+  for (std::size_t i = 0; i < t.rows.size(); ++i)
+    if (integer(t, i, "seq_len") == seq_len && integer(t, i, "batch") == batch &&
+        integer(t, i, "first") == first)
+      return i;
+  ADD_FAILURE() << "no row T=" << seq_len << " batch " << batch << " from " << first;
+  return 0;
+}
+
+// fixtures/report/lengths (make_fixtures.py): per bucket sa's loss, and xsa = sa − 0.02 × gain × w. Two
+// seeds, so the CI's half-width is t_{0.975,1} × SE = 12.7062047 × |Δ₁ − Δ₂| / 2.
+TEST(Report, LossByPositionPairsSeedsPerBucket) {
+  const Discovery d = discover_results({kFixtures + "/lengths"});
+  const Report report = build_report(d.experiments, d.notes);
+  const Table& t = report.table("loss_by_position");
+  // T=64 (×2 batches) 1–16, 17–64; T=128 1–16, 17–64, 65–128; T=256 (×2 batches) 1–16, 17–64, 65–256.
+  ASSERT_EQ(t.rows.size(), 2u * 2u + 3u + 2u * 3u);
+
+  // T=64 at batch 64, gains 3 and 4 %. Positions 1–16 (w 0.25): Δ = −0.005 × gain = {−0.015, −0.02}, mean
+  // −0.0175, SE 0.0025, half-width 0.0317655; sa 2.6, xsa 2.6 − 0.0175 = 2.5825.
+  std::size_t r = position_row(t, 64, 64, 1);
+  EXPECT_EQ(integer(t, r, "last"), 16);
+  EXPECT_EQ(integer(t, r, "n"), 2);
+  EXPECT_EQ(text(t, r, "baseline"), "sa");
+  EXPECT_EQ(text(t, r, "lambda"), "1");
+  EXPECT_EQ(integer(t, r, "steps"), 300);
+  EXPECT_NEAR(num(t, r, "base_val_loss"), 2.6, 1e-12);
+  EXPECT_NEAR(num(t, r, "var_val_loss"), 2.5825, 1e-12);
+  EXPECT_NEAR(num(t, r, "mean_delta"), -0.0175, 1e-12);
+  EXPECT_NEAR(num(t, r, "delta_ci_low"), -0.0492655, 1e-6);
+  EXPECT_NEAR(num(t, r, "delta_ci_high"), 0.0142655, 1e-6);
+  // Positions 17–64 (w 1.25): Δ = −0.025 × gain = {−0.075, −0.1}, mean −0.0875, SE 0.0125, half 0.1588276.
+  r = position_row(t, 64, 64, 17);
+  EXPECT_EQ(integer(t, r, "last"), 64);
+  EXPECT_NEAR(num(t, r, "base_val_loss"), 1.8, 1e-12);
+  EXPECT_NEAR(num(t, r, "mean_delta"), -0.0875, 1e-12);
+  EXPECT_NEAR(num(t, r, "delta_ci_low"), -0.2463276, 1e-6);
+  EXPECT_NEAR(num(t, r, "delta_ci_high"), 0.0713276, 1e-6);
+  // T=128 at batch 32, gains 2 and 2.5: the last bucket is cut at T; 65–128 (w 1.5): Δ = −0.03 × gain =
+  // {−0.06, −0.075}, mean −0.0675, SE 0.0075, half 0.0952965.
+  r = position_row(t, 128, 32, 65);
+  EXPECT_EQ(integer(t, r, "last"), 128);
+  EXPECT_NEAR(num(t, r, "mean_delta"), -0.0675, 1e-12);
+  EXPECT_NEAR(num(t, r, "delta_ci_low"), -0.1627965, 1e-6);
+  EXPECT_NEAR(num(t, r, "delta_ci_high"), 0.0277965, 1e-6);
+  // T=256 at batch 16, gains 1 and 1: the seeds agree, so the interval is the mean itself.
+  r = position_row(t, 256, 16, 65);
+  EXPECT_EQ(integer(t, r, "last"), 256);
+  EXPECT_NEAR(num(t, r, "mean_delta"), -0.025, 1e-12);
+  EXPECT_NEAR(num(t, r, "delta_ci_low"), -0.025, 1e-12);
+  EXPECT_NEAR(num(t, r, "delta_ci_high"), -0.025, 1e-12);
+}
+
+// Results without the field (every committed result before it) give no rows, and a group in which one run
+// lacks it gives none either: its buckets would pair fewer seeds than the group's other tables count.
+TEST(Report, LossByPositionOnlyWhereEveryPairHasIt) {
+  EXPECT_TRUE(fixture_report().table("loss_by_position").rows.empty());
+  Discovery d = discover_results({kFixtures + "/lengths"});
+  for (auto& e : d.experiments)
+    if (e.seq_len() == 64 && e.config.train.batch_size == 64 && e.runs[0].seed == 2u)
+      e.runs[1].final.loss_by_position.clear();
+  const Report report = build_report(d.experiments, d.notes);
+  const Table& t = report.table("loss_by_position");
+  EXPECT_EQ(t.rows.size(), 2u + 3u + 2u * 3u);  // T=64 at batch 64 gone, the other groups whole
+  for (std::size_t i = 0; i < t.rows.size(); ++i)
+    EXPECT_FALSE(integer(t, i, "seq_len") == 64 && integer(t, i, "batch") == 64) << i;
 }
 
 }  // namespace

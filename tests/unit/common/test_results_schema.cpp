@@ -44,7 +44,8 @@ ExperimentResult full_result() {
     run.init_checksum = "de76";
     run.eval = {{0, 6.25}, {8, 5.5}};
     run.train_loss = {{4, 6.0}, {8, 5.75}};
-    run.final = {5.5, 0.125, 2048, 64, 5.8125};
+    // T = 32: buckets 1–16 and 17–32 of 64 windows × 16 positions each; 6.0 and 5.0 average to val_loss.
+    run.final = {5.5, 0.125, 2048, 64, 5.8125, {{{1, 16}, 1024, 6.0}, {{17, 32}, 1024, 5.0}}};
     LayerBias layer;
     layer.layer = 1;
     layer.cos_y_v = 0.5;
@@ -90,6 +91,10 @@ TEST(ResultsSchema, EveryWrittenFieldReadsBack) {
   EXPECT_EQ(doc["runs"][1]["variant_spec"]["initial_lambda"], 0.5);
   EXPECT_TRUE(doc["runs"][1]["lambda"].is_null());
   EXPECT_EQ(*out.runs[1].final.eval_windows, 64);
+  ASSERT_EQ(out.runs[1].final.loss_by_position.size(), 2u);
+  EXPECT_EQ(out.runs[1].final.loss_by_position[1].positions, (PositionBucket{17, 32}));
+  EXPECT_EQ(out.runs[1].final.loss_by_position[1].tokens, 1024);
+  EXPECT_DOUBLE_EQ(out.runs[1].final.loss_by_position[1].loss, 5.0);
   EXPECT_DOUBLE_EQ(*out.comparisons[0].delta_val_loss_sem, 0.03125);
 }
 
@@ -118,8 +123,10 @@ TEST(ResultsSchema, WrittenKeysAreTheDocumentedOnes) {
   EXPECT_EQ(run["label"], "learned@1");
   EXPECT_EQ(run["variant_spec"],
             json::parse(R"({"kind": "learned", "lambda": null, "initial_lambda": 0.5})"));
-  EXPECT_EQ(keys(run["final"]),
-            (Keys{"val_loss", "val_loss_sem", "eval_tokens", "eval_windows", "train_loss"}));
+  EXPECT_EQ(keys(run["final"]), (Keys{"val_loss", "val_loss_sem", "eval_tokens", "eval_windows", "train_loss",
+                                      "loss_by_position"}));
+  EXPECT_EQ(run["final"]["loss_by_position"][0],
+            json::parse(R"({"first": 1, "last": 16, "tokens": 1024, "loss": 6.0})"));
   EXPECT_EQ(keys(run["timing"]),
             (Keys{"wall_s", "train_s", "tokens_per_s", "step_ms_median", "allreduce_ms_median"}));
   EXPECT_EQ(run["eval"][1], json::parse(R"({"step": 8, "val_loss": 5.5})"));
@@ -194,7 +201,9 @@ TEST(ResultsSchema, FieldsAddedLaterAreOptionalOnRead) {
   ExperimentResult r = parse_results(doc, "old/results.json");
   EXPECT_FALSE(r.environment || r.data || r.version);
   EXPECT_FALSE(r.runs[0].timing || r.runs[0].layers || r.runs[0].final.eval_windows);
-  ASSERT_EQ(r.comparisons.size(), 1u);  // derived
+  EXPECT_TRUE(r.runs[0].final.loss_by_position.empty());
+  EXPECT_FALSE(to_json(r.runs[0])["final"].contains("loss_by_position"));  // and none written back
+  ASSERT_EQ(r.comparisons.size(), 1u);                                     // derived
   EXPECT_DOUBLE_EQ(r.comparisons[0].delta_val_loss, -0.5);
   EXPECT_FALSE(r.comparisons[0].delta_val_loss_sem);
 }
@@ -222,6 +231,52 @@ TEST(ResultsSchema, MistypedOptionalFieldsAreNamed) {
 
 namespace xsa::report {
 namespace {
+
+// The buckets written out by hand: 1–16, then each ending at 4× the previous end, the last cut at T.
+TEST(ResultsSchema, PositionBucketsByHand) {
+  using B = std::vector<PositionBucket>;
+  EXPECT_EQ(position_buckets(16), (B{{1, 16}}));
+  EXPECT_EQ(position_buckets(128), (B{{1, 16}, {17, 64}, {65, 128}}));
+  EXPECT_EQ(position_buckets(300), (B{{1, 16}, {17, 64}, {65, 256}, {257, 300}}));
+  EXPECT_EQ(position_buckets(2048), (B{{1, 16}, {17, 64}, {65, 256}, {257, 1024}, {1025, 2048}}));
+  EXPECT_EQ(position_buckets(16384),
+            (B{{1, 16}, {17, 64}, {65, 256}, {257, 1024}, {1025, 4096}, {4097, 16384}}));
+  EXPECT_EQ(position_buckets(17), (B{{1, 16}, {17, 17}}));  // a bucket of one position
+  EXPECT_EQ(position_buckets(8), (B{{1, 8}}));
+  EXPECT_EQ(position_buckets(1), (B{{1, 1}}));
+  EXPECT_TRUE(position_buckets(0).empty());
+}
+
+// T = 20, 2 windows, position t's loss summed over them = t: bucket 1–16 sums 1+…+16 = 136 over 2 × 16
+// predictions (4.25), bucket 17–20 sums 17+18+19+20 = 74 over 2 × 4 (9.25).
+TEST(ResultsSchema, LossByPositionByHand) {
+  std::vector<double> sums;
+  for (int t = 1; t <= 20; ++t) sums.push_back(t);
+  const auto buckets = loss_by_position(sums, 2);
+  ASSERT_EQ(buckets.size(), 2u);
+  EXPECT_EQ(buckets[0].positions, (PositionBucket{1, 16}));
+  EXPECT_EQ(buckets[0].tokens, 32);
+  EXPECT_DOUBLE_EQ(buckets[0].loss, 4.25);
+  EXPECT_EQ(buckets[1].positions, (PositionBucket{17, 20}));
+  EXPECT_EQ(buckets[1].tokens, 8);
+  EXPECT_DOUBLE_EQ(buckets[1].loss, 9.25);
+  EXPECT_TRUE(loss_by_position(sums, 0).empty());  // nothing evaluated: no buckets, not a division by 0
+}
+
+TEST(ResultsSchema, MalformedPositionBucketsAreNamed) {
+  json doc = to_json(full_result());
+  doc["runs"][1]["final"]["loss_by_position"][1]["first"] = 0;
+  EXPECT_EQ(fixtures::input_error([&] { parse_results(doc, "r.json"); }),
+            "r.json: key runs[1].final.loss_by_position[1]: expected 1 <= first <= last and tokens >= 0");
+  doc = to_json(full_result());
+  doc["runs"][0]["final"]["loss_by_position"][0].erase("loss");
+  EXPECT_EQ(fixtures::input_error([&] { parse_results(doc, "r.json"); }),
+            "r.json: missing key runs[0].final.loss_by_position[0].loss");
+  doc = to_json(full_result());
+  doc["runs"][0]["final"]["loss_by_position"] = 3;
+  EXPECT_EQ(fixtures::input_error([&] { parse_results(doc, "r.json"); }),
+            "r.json: key runs[0].final.loss_by_position: expected an array, got number");
+}
 
 TEST(ResultsSchema, SeedsUseTheWholeUnsignedRange) {
   ExperimentResult r = full_result();
