@@ -18,8 +18,8 @@
 
 namespace xsa {
 
-// 16 MiB: far above any source file or book we read (the largest file of the kernel's source is ~5 MB of
-// generated register tables), low enough that a stray dataset dump or disk image is refused, not tokenized.
+// 16 MiB: far above any book or hand-written source file of the corpora scripts/corpora/build_corpus.sh builds,
+// low enough that a stray dump, disk image or generated table is refused rather than tokenized as one document.
 inline constexpr std::uint64_t kDefaultMaxDocumentBytes = 16ull << 20;
 
 struct DocumentSources {
