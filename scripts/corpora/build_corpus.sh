@@ -5,6 +5,8 @@
 #   python-stdlib  code: Python 3.11's standard library, the .py files of libpython3.11-minimal and
 #                  libpython3.11-stdlib outside test folders, a document per file
 #   linux-doc      prose: the kernel's documentation (linux-doc-6.1), a document per .rst file
+#   linux-source   code: the kernel's C, the .c files under kernel/, mm/ and fs/ of linux-source-6.1, a document
+#                  per file
 # Writes data/corpora/NAME/: text/ (the documents, one file each), tokens/ (build/xsa-prepare's output: the
 # folder a config's data.dir names) and provenance.json (every package's name, version, .deb and its sha256,
 # and how the documents were chosen). The packages are fetched with `apt-get download` and unpacked with
@@ -14,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-usage="usage: scripts/corpora/build_corpus.sh NAME [--force] [--vocab-size N] (NAME: kjv, python-stdlib, linux-doc)"
+usage="usage: scripts/corpora/build_corpus.sh NAME [--force] [--vocab-size N] (NAME: kjv, python-stdlib, linux-doc, linux-source)"
 die() { echo "build_corpus: error: $*" >&2; exit 2; }
 fail() { echo "build_corpus: error: $*" >&2; exit 1; }
 
@@ -37,6 +39,7 @@ case "$name" in
   kjv) packages=(bible-kjv bible-kjv-text) ;;
   python-stdlib) packages=(libpython3.11-minimal libpython3.11-stdlib) ;;
   linux-doc) packages=(linux-doc-6.1) ;;
+  linux-source) packages=(linux-source-6.1) ;;
   *) die "unknown corpus '$name'; $usage" ;;
 esac
 
@@ -90,6 +93,14 @@ case "$name" in
         gzip -dc "$f" >"$work/text/${f%.gz}"
       done)
     selection="every .rst file of the kernel's Documentation folder as linux-doc-6.1 ships it (gzip-compressed), decompressed; a document per file"
+    ;;
+  linux-source)
+    # Three core subsystems, not the whole tree (1.2 GB of .c/.h): enough tokens for one epoch of the long runs.
+    tar -xJf "$work/root/usr/src/linux-source-6.1.tar.xz" -C "$work/root" \
+      linux-source-6.1/kernel linux-source-6.1/mm linux-source-6.1/fs
+    (cd "$work/root/linux-source-6.1" &&
+      find kernel mm fs -name '*.c' -type f -print0 | xargs -0 cp --parents -t "$work/text")
+    selection="every .c file under kernel/, mm/ and fs/ of the kernel source in linux-source-6.1 (its linux-source-6.1.tar.xz); a document per file"
     ;;
 esac
 documents=$(find "$work/text" -type f | wc -l)
