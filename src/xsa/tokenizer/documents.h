@@ -18,8 +18,9 @@
 
 namespace xsa {
 
-// 16 MiB: far above any book or hand-written source file of the corpora scripts/corpora/build_corpus.sh builds,
-// low enough that a stray dump, disk image or generated table is refused rather than tokenized as one document.
+// 16 MiB: far above any book or hand-written source file of the corpora scripts/corpora/build_corpus.sh
+// builds, low enough that a stray dump, disk image or generated table is refused rather than tokenized as one
+// document.
 inline constexpr std::uint64_t kDefaultMaxDocumentBytes = 16ull << 20;
 
 struct DocumentSources {

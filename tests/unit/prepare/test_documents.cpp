@@ -124,7 +124,8 @@ TEST(ReadDocumentFile, AWholeFileIsOneDocumentTrimmedAndKeptByteForByteInside) {
 
 TEST(ReadDocumentFile, MarkerLinesSeparateDocumentsAndEmptyOnesAreCounted) {
   TempDir dir;
-  spit(dir / "book.txt", "Book one.\nLine.\n=== END ===\n\n=== END ===\n  === END ===  \nBook two.\n=== END ===");
+  spit(dir / "book.txt",
+       "Book one.\nLine.\n=== END ===\n\n=== END ===\n  === END ===  \nBook two.\n=== END ===");
   const DocumentFile file = read_document_file(dir / "book.txt", "=== END ===", 1000);
   EXPECT_EQ(as_strings(file.documents), (std::vector<std::string>{"Book one.\nLine.", "Book two."}));
   EXPECT_EQ(file.skipped_empty, 2u);
