@@ -16,6 +16,9 @@ nothing on stdout (no half table), write nothing into its --out folder, and fini
 for reading would block forever). Each document format also has a control case, its good document, which must
 pass (exit 0): the bad documents are that good one with one thing broken.
 
+scripts/corpora/build_corpus.sh's bad arguments (none, an unknown corpus, two corpora, an unknown option, a
+--vocab-size without a number) end the same way (exit 2, one line naming the argument) before anything is fetched.
+
 Then the outputs (every script that writes figures, a README, bench.json or a table): an output that is, holds or
 lies inside an input (also through a link) is refused before anything is written (exit 2, one line naming it);
 an output that cannot be written -- a full disk (RLIMIT_FSIZE: a write past it fails with EFBIG, root or not), a
@@ -293,6 +296,14 @@ def cases(py, inspect, work_root):
           lambda w: make(w / "t.json", "file", json_bytes({"traceEvents": [17]})),
           lambda w: script(py, "profile_summary.py") + [str(w / "t.json")], lambda w: [str(w / "t.json")])
     output_cases(py, inspect, extra, good_results)
+
+    # scripts/corpora/build_corpus.sh: a bad argument is one line naming it, exit 2, before anything is fetched.
+    corpus_script = ["bash", str(SCRIPTS / "corpora" / "build_corpus.sh")]
+    for args, named in (([], "no corpus named"), (["bible"], "'bible'"), (["kjv", "python-stdlib"], "'python-stdlib'"),
+                        (["kjv", "--bogus"], "'--bogus'"), (["kjv", "--vocab-size"], "--vocab-size needs"),
+                        (["kjv", "--vocab-size", "many"], "'many'")):
+        extra(f"build_corpus.sh {' '.join(args) or '(no arguments)'}", lambda w: None,
+              lambda w, a=args: corpus_script + a, lambda w, n=named: [n])
     return out
 
 

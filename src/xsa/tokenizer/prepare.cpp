@@ -56,24 +56,27 @@ void write_text_file(const std::string& path, const std::string& text) {
 struct SplitTokens {
   std::vector<std::uint16_t> tokens;
   std::uint64_t stories = 0;
+  std::vector<std::uint64_t> lengths;  // per document, its BOS included
 };
 
-// Encodes the stories of one split, BOS before each, in story order; threads work on contiguous ranges so
-// the result does not depend on the thread count.
-SplitTokens encode_split(const Tokenizer& tokenizer, const std::vector<StoryFile>& files, int threads) {
-  std::vector<std::string_view> stories;
-  for (const auto& file : files) stories.insert(stories.end(), file.stories.begin(), file.stories.end());
+// Encodes the documents of one split, BOS before each, in order; threads work on contiguous ranges so the
+// result does not depend on the thread count.
+SplitTokens encode_split(const Tokenizer& tokenizer, const std::vector<std::string_view>& stories,
+                         int threads) {
   const std::size_t n = stories.size();
   const std::size_t workers = std::max<std::size_t>(1, std::min<std::size_t>(threads, n));
   std::vector<std::vector<std::uint16_t>> parts(workers);
+  std::vector<std::uint64_t> lengths(n);
   std::vector<std::exception_ptr> errors(workers);
   const auto bos = static_cast<std::uint16_t>(tokenizer.bos_id());
   auto encode_range = [&](std::size_t worker) {
     try {
       const std::size_t begin = n * worker / workers, end = n * (worker + 1) / workers;
       for (std::size_t i = begin; i < end; ++i) {
+        const std::size_t before = parts[worker].size();
         parts[worker].push_back(bos);
         for (int id : tokenizer.encode(stories[i])) parts[worker].push_back(static_cast<std::uint16_t>(id));
+        lengths[i] = parts[worker].size() - before;
       }
     } catch (...) {
       errors[worker] = std::current_exception();
@@ -88,6 +91,7 @@ SplitTokens encode_split(const Tokenizer& tokenizer, const std::vector<StoryFile
   }
   SplitTokens result;
   result.stories = n;
+  result.lengths = std::move(lengths);
   std::size_t total = 0;
   for (const auto& part : parts) total += part.size();
   result.tokens.reserve(total);
@@ -95,26 +99,136 @@ SplitTokens encode_split(const Tokenizer& tokenizer, const std::vector<StoryFile
   return result;
 }
 
-std::uint64_t count_stories(const std::vector<StoryFile>& files) {
-  std::uint64_t n = 0;
-  for (const auto& f : files) n += f.stories.size();
-  return n;
+// The text of both splits, whichever way it was given, and what meta.json records about where it came from.
+struct Corpus {
+  std::vector<std::string_view> train, val;
+  std::vector<std::shared_ptr<const std::string>> storage;  // owns the text the views point into
+  std::uint64_t bytes = 0;                                  // of the input files
+  nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
+  nlohmann::ordered_json description;  // meta.json "corpus" (documents mode only)
+};
+
+Corpus read_tinystories(const PrepareOptions& options, std::ostream& progress) {
+  progress << "[1/4] reading " << options.train_files.size() << " train + " << options.val_files.size()
+           << " val files" << std::endl;
+  Corpus corpus;
+  std::uint64_t split_bytes[2] = {0, 0};
+  for (const auto* list : {&options.train_files, &options.val_files}) {
+    const bool is_train = list == &options.train_files;
+    for (const auto& path : *list) {
+      const StoryFile file = read_story_file(path, is_train ? "train" : "val");
+      auto& stories = is_train ? corpus.train : corpus.val;
+      stories.insert(stories.end(), file.stories.begin(), file.stories.end());
+      split_bytes[is_train ? 0 : 1] += file.bytes;
+      corpus.storage.push_back(file.storage);
+      corpus.inputs.push_back({{"path", file.path},
+                               {"split", file.split},
+                               {"bytes", file.bytes},
+                               {"sha256", file.sha256},
+                               {"stories", file.stories.size()}});
+    }
+  }
+  corpus.bytes = split_bytes[0] + split_bytes[1];
+  progress << "      train: " << corpus.train.size() << " stories, " << format_megabytes(split_bytes[0])
+           << "; val: " << corpus.val.size() << " stories, " << format_megabytes(split_bytes[1]);
+  return corpus;
 }
 
-std::uint64_t count_bytes(const std::vector<StoryFile>& files) {
-  std::uint64_t n = 0;
-  for (const auto& f : files) n += f.bytes;
-  return n;
+Corpus read_documents(const PrepareOptions& options, std::ostream& progress) {
+  const DocumentSources& sources = options.documents;
+  const std::vector<std::string> paths = collect_document_files(sources);
+  progress << "[1/4] reading " << paths.size() << " document files" << std::endl;
+  std::vector<DocumentFile> files;
+  std::vector<std::string_view> all;
+  std::uint64_t skipped = 0;
+  Corpus corpus;
+  for (const auto& path : paths) {
+    files.push_back(read_document_file(path, sources.separator, sources.max_document_bytes));
+    all.insert(all.end(), files.back().documents.begin(), files.back().documents.end());
+    skipped += files.back().skipped_empty;
+    corpus.bytes += files.back().bytes;
+  }
+  if (all.empty()) {
+    throw InputError("empty corpus: the " + std::to_string(paths.size()) +
+                     " document files hold no text (only whitespace)");
+  }
+  const std::vector<bool> is_val = choose_validation_documents(all, options.val_fraction, options.split_seed);
+
+  std::size_t index = 0;
+  for (const auto& file : files) {
+    std::uint64_t val_documents = 0;
+    for (const std::string_view document : file.documents) {
+      if (is_val[index++]) {
+        corpus.val.push_back(document);
+        ++val_documents;
+      } else {
+        corpus.train.push_back(document);
+      }
+    }
+    corpus.storage.push_back(file.storage);
+    corpus.inputs.push_back({{"path", file.path},
+                             {"bytes", file.bytes},
+                             {"sha256", file.sha256},
+                             {"documents", file.documents.size()},
+                             {"val_documents", val_documents}});
+  }
+  nlohmann::ordered_json description;
+  description["kind"] = "documents";
+  description["paths"] = sources.paths;
+  description["lists"] = sources.list_files;
+  description["separator"] =
+      sources.separator.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(sources.separator);
+  description["max_document_bytes"] = sources.max_document_bytes;
+  description["files"] = files.size();
+  description["documents"] = all.size();
+  description["empty_documents_skipped"] = skipped;
+  description["validation"] = {{"rule", validation_split_rule()},
+                               {"val_fraction", options.val_fraction},
+                               {"seed", options.split_seed},
+                               {"documents", corpus.val.size()}};
+  corpus.description = std::move(description);
+  progress << "      " << all.size() << " documents (" << skipped << " empty skipped), "
+           << format_megabytes(corpus.bytes) << "; train: " << corpus.train.size()
+           << " documents, val: " << corpus.val.size() << " documents (--val-fraction "
+           << options.val_fraction << ", seed " << options.split_seed << ")";
+  return corpus;
 }
 
 nlohmann::ordered_json file_record(const std::string& bytes_sha256, std::uint64_t bytes) {
   return {{"bytes", bytes}, {"sha256", bytes_sha256}};
 }
 
+bool documents_mode(const PrepareOptions& options) {
+  return !options.documents.paths.empty() || !options.documents.list_files.empty();
+}
+
 // Every cheap check, before the disk is touched.
 void validate_prepare_options(const PrepareOptions& options) {
-  if (options.train_files.empty()) throw InputError("--train: at least one train file is required");
-  if (options.val_files.empty()) throw InputError("--val: at least one val file is required");
+  std::vector<NamedPath> inputs;
+  if (documents_mode(options)) {
+    if (!options.train_files.empty() || !options.val_files.empty())
+      throw InputError("--documents/--document-list cannot be combined with --train/--val");
+    require_val_fraction(options.val_fraction);
+    if (options.documents.max_document_bytes < 1) throw InputError("--max-document-bytes: expected >= 1");
+    const std::string& marker = options.documents.separator;
+    if (!marker.empty() &&
+        (marker.find('\n') != std::string::npos || trim_ascii_whitespace(marker) != marker))
+      throw InputError("--doc-separator \"" + marker +
+                       "\": expected one line without surrounding whitespace (lines are compared trimmed)");
+    for (const auto& path : options.documents.paths) {
+      if (!path_exists(path)) throw InputError(path + ": document path not found");
+      inputs.push_back({path, "the document path"});
+    }
+    for (const auto& path : options.documents.list_files) {
+      if (!path_exists(path)) throw InputError(path + ": document list not found");
+      require_regular_file(path, "document list");
+      inputs.push_back({path, "the document list"});
+    }
+  } else {
+    if (options.train_files.empty())
+      throw InputError("--train: at least one train file is required (or --documents for any collection)");
+    if (options.val_files.empty()) throw InputError("--val: at least one val file is required");
+  }
   if (options.vocab_size < kMinVocabSize || options.vocab_size > kMaxVocabSize) {
     throw InputError("--vocab-size " + std::to_string(options.vocab_size) + ": expected " +
                      std::to_string(kMinVocabSize) + ".." + std::to_string(kMaxVocabSize) +
@@ -136,8 +250,7 @@ void validate_prepare_options(const PrepareOptions& options) {
       require_regular_file(path, "input file");  // a FIFO, folder or device: refused before any work
     }
   }
-  // --force replaces the output folder: a train or val file inside it would be lost.
-  std::vector<NamedPath> inputs;
+  // --force replaces the output folder: an input inside it would be lost.
   for (const auto& path : options.train_files) inputs.push_back({path, "the train file"});
   for (const auto& path : options.val_files) inputs.push_back({path, "the val file"});
   require_output_apart({options.out_dir, "--out"}, inputs);
@@ -150,17 +263,14 @@ struct TrainedTokenizer {
   std::string model;  // the serialized sentencepiece model (tokenizer.model)
 };
 
-TrainedTokenizer train_tokenizer(const PrepareOptions& options, const std::vector<StoryFile>& train_files,
+TrainedTokenizer train_tokenizer(const PrepareOptions& options, const std::vector<std::string_view>& train,
                                  std::ostream& progress) {
   TrainedTokenizer out;
   out.settings.vocab_size = options.vocab_size;
   out.settings.num_threads = options.tokenizer_threads;
   out.settings.max_sentences = options.max_sentences;
   out.settings.verbose = options.verbose;
-  std::vector<std::string_view> train_stories;
-  for (const auto& file : train_files)
-    train_stories.insert(train_stories.end(), file.stories.begin(), file.stories.end());
-  const auto sentences = training_sentences(train_stories, out.settings.max_sentences);
+  const auto sentences = training_sentences(train, out.settings.max_sentences);
   out.training_lines = sentences.size();
   progress << "[2/4] training a BPE tokenizer, vocab " << out.settings.vocab_size << ", on "
            << sentences.size() << " lines" << std::endl;
@@ -168,11 +278,11 @@ TrainedTokenizer train_tokenizer(const PrepareOptions& options, const std::vecto
   return out;
 }
 
-// meta.json: counts, special ids, the tokenizer's hash and settings, every input and output file's hash.
+// meta.json: counts, special ids, the tokenizer's hash and settings, the corpus and its document lengths,
+// every input and output file's hash.
 nlohmann::ordered_json dataset_meta(const Tokenizer& tokenizer, const TrainedTokenizer& trained,
-                                    const std::vector<StoryFile>& train_files,
-                                    const std::vector<StoryFile>& val_files, const SplitTokens& train,
-                                    const SplitTokens& val, const std::string& pieces) {
+                                    const Corpus& corpus, const SplitTokens& train, const SplitTokens& val,
+                                    const std::string& pieces) {
   nlohmann::ordered_json meta;
   meta["format"] = "xsa.tokens/1";
   meta["token_dtype"] = "uint16le";
@@ -182,24 +292,20 @@ nlohmann::ordered_json dataset_meta(const Tokenizer& tokenizer, const TrainedTok
   meta["unk_id"] = tokenizer.unk_id();
   meta["train_tokens"] = train.tokens.size();
   meta["val_tokens"] = val.tokens.size();
+  // "stories" are the BOS-led units of the token files: stories for TinyStories, documents otherwise.
   meta["train_stories"] = train.stories;
   meta["val_stories"] = val.stories;
   meta["stories"] = {{"train", train.stories}, {"val", val.stories}};
+  if (!corpus.description.is_null()) meta["corpus"] = corpus.description;
+  meta["document_lengths"] = {
+      {"unit", "tokens per document, its BOS included (they sum to the split's tokens)"},
+      {"train", document_length_stats(train.lengths)},
+      {"val", document_length_stats(val.lengths)}};
   meta["tokenizer_sha256"] = sha256_hex(trained.model);
   meta["tokenizer_bytes"] = trained.model.size();
   meta["tokenizer"] = bpe_settings_json(trained.settings);
   meta["tokenizer"]["training_lines"] = trained.training_lines;
-  nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
-  for (const auto* files : {&train_files, &val_files}) {
-    for (const auto& file : *files) {
-      inputs.push_back({{"path", file.path},
-                        {"split", file.split},
-                        {"bytes", file.bytes},
-                        {"sha256", file.sha256},
-                        {"stories", file.stories.size()}});
-    }
-  }
-  meta["inputs"] = std::move(inputs);
+  meta["inputs"] = corpus.inputs;
   auto token_bytes = [](const SplitTokens& split) {
     return std::string(reinterpret_cast<const char*>(split.tokens.data()), split.tokens.size() * 2);
   };
@@ -209,6 +315,17 @@ nlohmann::ordered_json dataset_meta(const Tokenizer& tokenizer, const TrainedTok
                      {"tokenizer.model", file_record(sha256_hex(trained.model), trained.model.size())}};
   meta["xsa_version"] = XSA_VERSION;
   return meta;
+}
+
+// One line per split: the length distribution's headline numbers.
+void print_lengths(std::ostream& progress, const char* split, const SplitTokens& tokens) {
+  const auto stats = document_length_stats(tokens.lengths);
+  if (stats["count"] == 0) return;
+  progress << "      " << split << " document lengths (tokens): median " << std::fixed << std::setprecision(0)
+           << stats["median"].get<double>() << ", p90 " << stats["p90"].get<double>() << ", max "
+           << stats["max"].get<std::uint64_t>()
+           << "; share of tokens in documents longer than 16384: " << std::setprecision(3)
+           << stats["share_of_tokens_in_documents_longer_than"]["16384"].get<double>() << std::endl;
 }
 
 }  // namespace
@@ -222,19 +339,13 @@ void run_prepare(const PrepareOptions& options, std::ostream& progress) {
 
   // ---- 1. read ----
   auto stage_start = Clock::now();
-  progress << "[1/4] reading " << options.train_files.size() << " train + " << options.val_files.size()
-           << " val files" << std::endl;
-  std::vector<StoryFile> train_files, val_files;
-  for (const auto& path : options.train_files) train_files.push_back(read_story_file(path, "train"));
-  for (const auto& path : options.val_files) val_files.push_back(read_story_file(path, "val"));
-  progress << "      train: " << count_stories(train_files) << " stories, "
-           << format_megabytes(count_bytes(train_files)) << "; val: " << count_stories(val_files)
-           << " stories, " << format_megabytes(count_bytes(val_files)) << " ("
-           << format_seconds(seconds_since(stage_start)) << ")" << std::endl;
+  const Corpus corpus =
+      documents_mode(options) ? read_documents(options, progress) : read_tinystories(options, progress);
+  progress << " (" << format_seconds(seconds_since(stage_start)) << ")" << std::endl;
 
   // ---- 2. train the tokenizer on the train split only ----
   stage_start = Clock::now();
-  const TrainedTokenizer trained = train_tokenizer(options, train_files, progress);
+  const TrainedTokenizer trained = train_tokenizer(options, corpus.train, progress);
   const Tokenizer tokenizer(trained.model);
   if (tokenizer.vocab_size() != options.vocab_size) {
     throw InputError("--vocab-size " + std::to_string(options.vocab_size) +
@@ -247,16 +358,17 @@ void run_prepare(const PrepareOptions& options, std::ostream& progress) {
   // ---- 3. encode both splits, BOS before each story ----
   stage_start = Clock::now();
   progress << "[3/4] encoding with " << encode_threads << " threads" << std::endl;
-  const SplitTokens train = encode_split(tokenizer, train_files, encode_threads);
-  const SplitTokens val = encode_split(tokenizer, val_files, encode_threads);
+  const SplitTokens train = encode_split(tokenizer, corpus.train, encode_threads);
+  const SplitTokens val = encode_split(tokenizer, corpus.val, encode_threads);
   const double encode_seconds = seconds_since(stage_start);
   progress << "      train: " << train.tokens.size() << " tokens (" << std::fixed << std::setprecision(1)
            << static_cast<double>(train.tokens.size()) / static_cast<double>(train.stories)
            << " per story); val: " << val.tokens.size() << " tokens (" << format_seconds(encode_seconds)
            << ", " << std::setprecision(0)
-           << static_cast<double>(count_bytes(train_files) + count_bytes(val_files)) / 1e6 /
-                  std::max(encode_seconds, 1e-9)
-           << " MB/s)" << std::endl;
+           << static_cast<double>(corpus.bytes) / 1e6 / std::max(encode_seconds, 1e-9) << " MB/s)"
+           << std::endl;
+  print_lengths(progress, "train", train);
+  print_lengths(progress, "val", val);
 
   // ---- 4. write ----
   progress << "[4/4] writing " << options.out_dir << std::endl;
@@ -264,7 +376,7 @@ void run_prepare(const PrepareOptions& options, std::ostream& progress) {
   write_binary_file(staging.file("val.bin"), val.tokens.data(), val.tokens.size() * 2);
   const std::string pieces = tokenizer.pieces_json().dump(1) + "\n";
   write_text_file(staging.file("pieces.json"), pieces);
-  const auto meta = dataset_meta(tokenizer, trained, train_files, val_files, train, val, pieces);
+  const auto meta = dataset_meta(tokenizer, trained, corpus, train, val, pieces);
   write_text_file(staging.file("meta.json"), meta.dump(2) + "\n");
 
   staging.commit();

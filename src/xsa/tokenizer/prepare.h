@@ -1,16 +1,25 @@
 #pragma once
-// xsa-prepare's two jobs: turning TinyStories text into a token data folder (docs/ARCHITECTURE.md "Data
-// flow"), and decoding ids back to text. Kept out of main() so the steps can be tested.
+// xsa-prepare's two jobs: turning text (TinyStories train/val files, or any collection of documents) into a
+// token data folder (docs/ARCHITECTURE.md "Data flow"), and decoding ids back to text. Kept out of main() so
+// the steps can be tested.
 #include <cstddef>
 #include <iosfwd>
 #include <string>
 #include <vector>
 
+#include "xsa/tokenizer/documents.h"
+
 namespace xsa {
 
 struct PrepareOptions {
+  // TinyStories mode: the splits as given (.txt with <|endoftext|> lines, or llama2.c .json shards).
   std::vector<std::string> train_files;
   std::vector<std::string> val_files;
+  // Documents mode (when documents.paths or documents.list_files is non-empty): one corpus, its validation
+  // split chosen by choose_validation_documents.
+  DocumentSources documents;
+  double val_fraction = 0.05;
+  std::uint64_t split_seed = 0;
   int vocab_size = 4096;
   std::string out_dir;
   bool force = false;                     // replace an existing out_dir (at the very end)

@@ -56,24 +56,29 @@ std::string_view trim_ascii_whitespace(std::string_view text) {
   return text.substr(begin, end - begin);
 }
 
-std::vector<std::string_view> split_text_stories(std::string_view text) {
-  std::vector<std::string_view> stories;
-  std::size_t story_begin = 0;
+std::vector<std::string_view> split_on_marker_lines(std::string_view text, std::string_view marker) {
+  std::vector<std::string_view> pieces;
+  std::size_t piece_begin = 0;
   std::size_t line_begin = 0;
-  auto add_story = [&](std::size_t end) {
-    std::string_view story = trim_ascii_whitespace(text.substr(story_begin, end - story_begin));
-    if (!story.empty()) stories.push_back(story);
-  };
   while (line_begin < text.size()) {
     std::size_t line_end = text.find('\n', line_begin);
     if (line_end == std::string_view::npos) line_end = text.size();
-    if (trim_ascii_whitespace(text.substr(line_begin, line_end - line_begin)) == kStorySeparator) {
-      add_story(line_begin);
-      story_begin = line_end + 1;
+    if (trim_ascii_whitespace(text.substr(line_begin, line_end - line_begin)) == marker) {
+      pieces.push_back(text.substr(piece_begin, line_begin - piece_begin));
+      piece_begin = line_end + 1;
     }
     line_begin = line_end + 1;
   }
-  if (story_begin < text.size()) add_story(text.size());
+  if (piece_begin < text.size()) pieces.push_back(text.substr(piece_begin));
+  return pieces;
+}
+
+std::vector<std::string_view> split_text_stories(std::string_view text) {
+  std::vector<std::string_view> stories;
+  for (const std::string_view piece : split_on_marker_lines(text, kStorySeparator)) {
+    const std::string_view story = trim_ascii_whitespace(piece);
+    if (!story.empty()) stories.push_back(story);
+  }
   return stories;
 }
 

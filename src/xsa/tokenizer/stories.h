@@ -33,8 +33,12 @@ struct StoryFile {
 // Removes leading/trailing ASCII whitespace (space, \t, \n, \r, \v, \f).
 std::string_view trim_ascii_whitespace(std::string_view text);
 
-// Splits text in the .txt format into stories (trimmed, empty ones skipped). A separator is a line whose
-// content, trimmed, is exactly "<|endoftext|>"; text after the last separator is a story too.
+// Splits text at marker lines: a line whose content, trimmed, is exactly `marker` ends one piece; text after
+// the last marker line is a piece too. The pieces are returned as they are (untrimmed, empty ones included).
+std::vector<std::string_view> split_on_marker_lines(std::string_view text, std::string_view marker);
+
+// Splits text in the .txt format into stories: the pieces between "<|endoftext|>" lines, trimmed, empty ones
+// skipped.
 std::vector<std::string_view> split_text_stories(std::string_view text);
 
 // Reads one input file (format by extension), validating it. Throws InputError with one line naming the file:

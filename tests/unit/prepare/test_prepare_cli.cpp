@@ -265,5 +265,204 @@ TEST_F(PrepareCli, BadInputsFailCleanly) {
   expect_clean_failure(dir, args(dir / "exists"), dir / "exists: is a folder, expected a regular input file");
 }
 
+// ---- documents mode: any collection of documents ----
+
+// A generated document: its number, then `lines` lines drawn from a small vocabulary (deterministic).
+std::string make_document(int number, int lines) {
+  static const char* words[] = {"the",    "river", "stone", "count", "light", "and",   "over",  "small",
+                                "garden", "north", "bell",  "under", "quiet", "paper", "seven", "road"};
+  std::string text = "Document " + std::to_string(number) + ".\n";
+  std::uint64_t state = 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(number + 1);
+  for (int line = 0; line < lines; ++line) {
+    for (int w = 0; w < 9; ++w) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      text += words[(state >> 33) % 16];
+      text += w == 8 ? "\n" : " ";
+    }
+  }
+  return text;
+}
+
+// The documents of a decoded split (the .txt format: each followed by a "<|endoftext|>" line).
+std::vector<std::string> decoded_documents(const std::string& dir, const std::string& split) {
+  const auto decoded = run_command(kPrepare, {"--decode", dir, "--split", split});
+  EXPECT_EQ(decoded.exit_code, 0) << decoded.err;
+  std::vector<std::string> documents;
+  const std::string separator = "\n<|endoftext|>\n";
+  for (std::size_t begin = 0; begin < decoded.out.size();) {
+    const std::size_t end = decoded.out.find(separator, begin);
+    if (end == std::string::npos) break;
+    documents.push_back(decoded.out.substr(begin, end - begin));
+    begin = end + separator.size();
+  }
+  return documents;
+}
+
+// The token counts of the BOS-led runs of a token file (a document and its BOS each).
+std::vector<std::uint64_t> bos_runs(const std::vector<std::uint16_t>& tokens) {
+  std::vector<std::uint64_t> runs;
+  for (auto id : tokens) {
+    if (id == 1) runs.push_back(0);
+    ++runs.back();
+  }
+  return runs;
+}
+
+TEST_F(PrepareCli, DocumentsFromAFolderAreKeptWholeAndTheValidationSplitIsWholeDocuments) {
+  std::filesystem::create_directories(dir / "corpus/part");
+  std::vector<std::string> texts;
+  for (int i = 0; i < 20; ++i) {
+    texts.push_back(make_document(i, 5 + 7 * i));
+    spit(dir / ("corpus/" + std::string(i % 2 ? "part/" : "") + "doc" + std::to_string(i) + ".txt"),
+         "\n" + texts.back());
+  }
+  spit(dir / "corpus/part/__init__.py", "\n");  // whitespace only: skipped and counted
+  const auto result = run_command(kPrepare, {"--documents", dir / "corpus", "--val-fraction", "0.2",
+                                             "--vocab-size", "300", "--out", dir / "data"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto meta = nlohmann::json::parse(slurp(dir / "data/meta.json"));
+  EXPECT_EQ(meta["corpus"]["files"], 21);
+  EXPECT_EQ(meta["corpus"]["documents"], 20);
+  EXPECT_EQ(meta["corpus"]["empty_documents_skipped"], 1);
+  EXPECT_EQ(meta["corpus"]["validation"]["documents"], 4);  // round(0.2 * 20)
+  EXPECT_EQ(meta["train_stories"], 16);
+  EXPECT_EQ(meta["val_stories"], 4);
+  // The trainer's torch-free reader takes the new keys; its story counts are the documents.
+  const TokenDataset dataset = TokenDataset::load(dir / "data");
+  EXPECT_EQ(dataset.meta.train_stories, 16u);
+  EXPECT_EQ(dataset.meta.val_stories, 4u);
+
+  // Every decoded document is one input document, whole (without its surrounding whitespace), and each
+  // input document is in exactly one split.
+  const auto train = decoded_documents(dir / "data", "train");
+  const auto val = decoded_documents(dir / "data", "val");
+  ASSERT_EQ(train.size(), 16u);
+  ASSERT_EQ(val.size(), 4u);
+  std::vector<std::string> all = train;
+  all.insert(all.end(), val.begin(), val.end());
+  std::vector<std::string> expected;
+  for (const auto& text : texts)
+    expected.push_back(text.substr(0, text.size() - 1));  // trailing "\n" trimmed
+  std::sort(all.begin(), all.end());
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(all, expected);
+  // meta.json's inputs say which file gave a validation document.
+  std::uint64_t val_documents = 0;
+  for (const auto& input : meta["inputs"]) val_documents += input["val_documents"].get<std::uint64_t>();
+  EXPECT_EQ(val_documents, 4u);
+
+  // The length distribution against the token files themselves.
+  for (const char* split : {"train", "val"}) {
+    auto runs = bos_runs(read_tokens(dir / "data/" + split + ".bin"));
+    std::sort(runs.begin(), runs.end());
+    const auto& stats = meta["document_lengths"][split];
+    EXPECT_EQ(stats["count"], runs.size()) << split;
+    EXPECT_EQ(stats["tokens"], meta[std::string(split) + "_tokens"]) << split;
+    EXPECT_EQ(stats["max"], runs.back()) << split;
+    EXPECT_EQ(stats["min"], runs.front()) << split;
+    const double median = runs.size() % 2 ? static_cast<double>(runs[runs.size() / 2])
+                                          : (runs[runs.size() / 2 - 1] + runs[runs.size() / 2]) / 2.0;
+    EXPECT_DOUBLE_EQ(stats["median"].get<double>(), median) << split;
+  }
+
+  // The split follows the text: the same documents listed in another order choose the same validation set.
+  std::string list;
+  for (int i = 19; i >= 0; --i)
+    list += "corpus/" + std::string(i % 2 ? "part/" : "") + "doc" + std::to_string(i) + ".txt\n";
+  spit(dir / "list.txt", list);
+  const auto listed = run_command(kPrepare, {"--document-list", dir / "list.txt", "--val-fraction", "0.2",
+                                             "--vocab-size", "300", "--out", dir / "listed"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  auto val_listed = decoded_documents(dir / "listed", "val");
+  auto val_sorted = val;
+  std::sort(val_listed.begin(), val_listed.end());
+  std::sort(val_sorted.begin(), val_sorted.end());
+  EXPECT_EQ(val_listed, val_sorted);
+  // Reruns are byte-identical.
+  ASSERT_EQ(run_command(kPrepare, {"--documents", dir / "corpus", "--val-fraction", "0.2", "--vocab-size",
+                                   "300", "--out", dir / "again"})
+                .exit_code,
+            0);
+  for (const auto& name : kOutputFiles)
+    EXPECT_EQ(slurp(dir / "data/" + name), slurp(dir / "again/" + name)) << name;
+}
+
+TEST_F(PrepareCli, DocumentsSeparatedByAMarkerLine) {
+  // The TinyStories fixture read as documents: its separator is a marker like any other.
+  const auto stories =
+      run_command(kPrepare, {"--documents", kTrainA, kVal, "--doc-separator", "<|endoftext|>",
+                             "--val-fraction", "0.25", "--vocab-size", "400", "--out", dir / "data"});
+  ASSERT_EQ(stories.exit_code, 0) << stories.err;
+  auto meta = nlohmann::json::parse(slurp(dir / "data/meta.json"));
+  EXPECT_EQ(meta["corpus"]["documents"], 8);  // 5 stories in train_a.txt, 3 in val.txt
+  EXPECT_EQ(meta["corpus"]["separator"], "<|endoftext|>");
+  EXPECT_EQ(meta["val_stories"], 2);
+  EXPECT_EQ(meta["inputs"][0]["documents"], 5);
+
+  spit(dir / "books.txt", make_document(1, 30) + "### BOOK ###\n" + make_document(2, 40) +
+                              "\n### BOOK ###\n\n" + make_document(3, 50));
+  const auto books =
+      run_command(kPrepare, {"--documents", dir / "books.txt", "--doc-separator", "### BOOK ###",
+                             "--val-fraction", "0.3", "--vocab-size", "300", "--out", dir / "books"});
+  ASSERT_EQ(books.exit_code, 0) << books.err;
+  meta = nlohmann::json::parse(slurp(dir / "books/meta.json"));
+  EXPECT_EQ(meta["corpus"]["documents"], 3);
+  EXPECT_EQ(meta["corpus"]["empty_documents_skipped"], 0);
+  EXPECT_EQ(meta["val_stories"], 1);  // round(0.3 * 3)
+}
+
+TEST_F(PrepareCli, BadDocumentInputsFailCleanly) {
+  std::filesystem::create_directories(dir / "docs/sub");
+  spit(dir / "docs/a.txt", make_document(1, 20));
+  spit(dir / "docs/sub/b.txt", make_document(2, 20));
+  std::filesystem::create_directories(dir / "blank");
+  spit(dir / "blank/one", "  \n");
+  spit(dir / "blank/two", "");
+  std::filesystem::create_directories(dir / "nothing");
+  spit(dir / "bin/x.txt", "");
+  std::filesystem::create_directories(dir / "bin");
+  spit(dir / "bin/x.txt", std::string("text\0more", 9));
+  std::filesystem::create_directories(dir / "latin1");
+  spit(dir / "latin1/x.txt", "caf\xE9");
+  const std::string out = dir / "out";
+  auto docs = [&](const std::string& path, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--documents", path, "--vocab-size", "300", "--out", out};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  expect_clean_failure(dir, docs(dir / "blank", {"--val-fraction", "0.5"}),
+                       "empty corpus: the 2 document files hold no text (only whitespace)");
+  expect_clean_failure(dir, docs(dir / "nothing"),
+                       "no document files found in the given paths (empty corpus)");
+  expect_clean_failure(dir, docs(dir / "bin"), dir / "bin/x.txt: binary file (NUL byte at byte offset 4)");
+  expect_clean_failure(dir, docs(dir / "latin1"), dir / "latin1/x.txt: not valid UTF-8 at byte offset 3");
+  expect_clean_failure(dir, docs(dir / "docs", {"--max-document-bytes", "100"}),
+                       dir / "docs/a.txt: document has ");
+  expect_clean_failure(dir, docs(dir / "docs"), "empty validation split: --val-fraction 0.05 of 2 documents");
+  for (const std::string bad : {"0", "1", "1.5", "-0.2"}) {
+    expect_clean_failure(dir, docs(dir / "docs", {"--val-fraction", bad}),
+                         "--val-fraction " + bad + ": expected a number in (0, 1)");
+  }
+  expect_clean_failure(dir, docs(dir / "docs", {"--doc-separator", " END "}),
+                       "--doc-separator \" END \": expected one line without surrounding whitespace");
+  expect_clean_failure(dir, docs(dir / "missing"), dir / "missing: document path not found");
+  expect_clean_failure(dir, {"--document-list", dir / "missing.txt", "--out", out},
+                       dir / "missing.txt: document list not found");
+  std::filesystem::create_directory_symlink("..", dir / "docs/sub/up");
+  expect_clean_failure(dir, docs(dir / "docs", {"--val-fraction", "0.5"}), dir / "docs/sub/up: folder loop");
+  std::filesystem::remove(dir / "docs/sub/up");
+  // Options of one mode are refused in the other.
+  expect_clean_failure(dir, {"--train", kTrainA, "--val", kVal, "--val-fraction", "0.1", "--out", out},
+                       "--val-fraction needs --documents or --document-list");
+  expect_clean_failure(dir, {"--train", kTrainA, "--val", kVal, "--doc-separator", "X", "--out", out},
+                       "--doc-separator needs --documents or --document-list");
+  expect_clean_failure(dir, {"--documents", dir / "docs", "--train", kTrainA, "--out", out},
+                       "--documents/--document-list cannot be combined with --train/--val");
+  // The output may not lie inside the documents it reads (--force would delete them).
+  expect_clean_failure(
+      dir, {"--documents", dir / "docs", "--val-fraction", "0.5", "--out", dir / "docs/out", "--force"},
+      "the document path " + dir / "docs");
+}
+
 }  // namespace
 }  // namespace xsa
