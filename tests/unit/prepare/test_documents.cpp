@@ -10,18 +10,16 @@
 #include <filesystem>
 
 #include "process.h"
+#include "string_views.h"
 #include "xsa/tokenizer/documents.h"
 #include "xsa/util/error.h"
 
 namespace xsa {
 namespace {
 
+using testing::as_strings;
 using testing::spit;
 using testing::TempDir;
-
-std::vector<std::string> as_strings(const std::vector<std::string_view>& views) {
-  return {views.begin(), views.end()};
-}
 
 // The message of the InputError `body` throws ("" if none).
 template <typename F>

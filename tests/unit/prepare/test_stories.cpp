@@ -2,18 +2,16 @@
 #include <gtest/gtest.h>
 
 #include "process.h"
+#include "string_views.h"
 #include "xsa/tokenizer/stories.h"
 #include "xsa/util/error.h"
 
 namespace xsa {
 namespace {
 
+using testing::as_strings;
 using testing::spit;
 using testing::TempDir;
-
-std::vector<std::string> as_strings(const std::vector<std::string_view>& views) {
-  return {views.begin(), views.end()};
-}
 
 TEST(SplitTextStories, SeparatorLinesSplitAndSurroundingWhitespaceIsDropped) {
   const std::string text = "First story.\nSecond line.\n<|endoftext|>\n\nSecond  story.\n\n<|endoftext|>\n";
