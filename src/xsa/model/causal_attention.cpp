@@ -131,23 +131,24 @@ std::vector<std::pair<int64_t, int64_t>> document_runs(const int64_t* doc_start,
     } else if (t > 0 && doc_start[t] == doc_start[t - 1]) {
       ++runs.back().second;
     } else {
-      throw std::invalid_argument("doc_start[" + std::to_string(t) + "] = " + std::to_string(doc_start[t]) +
-                                  ": neither " + std::to_string(t) + " (a document starts) nor doc_start[" +
-                                  std::to_string(t - 1) + "] (it goes on)");
+      throw std::invalid_argument(
+          "doc_start[" + std::to_string(t) + "] = " + std::to_string(doc_start[t]) + ": expected " +
+          (t == 0 ? std::string("0 (the window's first token starts a document)")
+                  : std::to_string(t) + " (a document starts) or doc_start[" + std::to_string(t - 1) +
+                        "] = " + std::to_string(doc_start[t - 1]) + " (it goes on)"));
     }
   }
   return runs;
 }
 
-torch::Tensor attention_mask(int64_t T, const torch::Tensor& doc_start) {
-  const auto options = torch::TensorOptions().dtype(at::kLong).device(
-      doc_start.defined() ? doc_start.device() : torch::Device(torch::kCPU));
+torch::Tensor attention_mask(int64_t T, const torch::Tensor& doc_start, const torch::Device& device) {
+  const auto options = torch::TensorOptions().dtype(at::kLong).device(device);
   const auto col = at::arange(T, options).view({1, T});  // (1, T): key j
   const auto row = at::arange(T, options).view({T, 1});  // (T, 1): query i
   const auto future = col > row;                         // (T, T)
   if (!doc_start.defined()) return future;
-  const auto before = col.unsqueeze(0) < doc_start.unsqueeze(-1);  // (B, T, T): j < doc_start_i
-  return (future.unsqueeze(0) | before).unsqueeze(1);              // (B, 1, T, T)
+  const auto before = col.unsqueeze(0) < doc_start.to(device).unsqueeze(-1);  // (B, T, T): j < doc_start_i
+  return (future.unsqueeze(0) | before).unsqueeze(1);                         // (B, 1, T, T)
 }
 
 CausalAttentionOutput composite_causal_attention(const torch::Tensor& q, const torch::Tensor& k,
@@ -156,8 +157,9 @@ CausalAttentionOutput composite_causal_attention(const torch::Tensor& q, const t
   const auto dtype = compute_dtype(q, k, v);  // bfloat16 is computed in float32, as the kernel does
   const auto qc = q.to(dtype), kc = k.to(dtype), vc = v.to(dtype);
   const int64_t T = q.size(2);
-  const auto masked = attention_mask(T, doc_start).to(q.device());    // (T, T) or (B, 1, T, T)
-  const auto scores = (at::matmul(qc, kc.transpose(-2, -1)) * scale)  // (B, H, T, T)
+  if (doc_start.defined()) (void)window_runs(doc_start, q.size(0), T);  // the fused path's checks and errors
+  const auto masked = attention_mask(T, doc_start, q.device());         // (T, T) or (B, 1, T, T)
+  const auto scores = (at::matmul(qc, kc.transpose(-2, -1)) * scale)    // (B, H, T, T)
                           .masked_fill(masked, -std::numeric_limits<double>::infinity());
   const auto lse = at::logsumexp(scores, -1).detach();  // (B, H, T), no gradient (as the kernel's)
   return {at::matmul(at::softmax(scores, -1), vc), lse};

@@ -37,8 +37,9 @@ CausalAttentionOutput composite_causal_attention(const torch::Tensor& q, const t
                                                  const torch::Tensor& doc_start = {});
 
 // The keys query i may not see, true where masked: j > i, and with doc_start also j < doc_start_i.
-// (T, T) without doc_start; (B, 1, T, T) with it (broadcast over heads). On doc_start's device (else CPU).
-torch::Tensor attention_mask(int64_t T, const torch::Tensor& doc_start = {});
+// (T, T) without doc_start; (B, 1, T, T) with it (broadcast over heads). Built on `device`.
+torch::Tensor attention_mask(int64_t T, const torch::Tensor& doc_start = {},
+                             const torch::Device& device = torch::kCPU);
 
 // The documents of one window row, as (first token, length) runs, from its doc_start row (T values). Throws
 // std::invalid_argument unless doc_start[0] = 0 and each doc_start[t] is t (a document starts) or

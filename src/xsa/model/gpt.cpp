@@ -378,7 +378,8 @@ torch::Tensor GptImpl::hidden(const torch::Tensor& idx, BiasProbe* probe) {
   // (T, T), (B, 1, T, T) with documents, or undefined for the fused attention, which takes none
   torch::Tensor mask;
   if (mask_.defined())
-    mask = docs ? attention_mask(T, docs->start) : causal_mask(T).narrow(0, 0, T).narrow(1, 0, T);
+    mask =
+        docs ? attention_mask(T, docs->start, idx.device()) : causal_mask(T).narrow(0, 0, T).narrow(1, 0, T);
   auto x = wte->forward(idx);  // (B, T, C)
   if (!wpe.is_empty()) {
     x = docs ? x + wpe->forward(docs->positions)  // (B, T, C)

@@ -205,17 +205,28 @@ std::vector<bool> choose_validation_documents(const std::vector<std::string_view
   const std::string prefix = std::string(kSplitKeyPrefix) + std::to_string(seed) + ":";
   std::vector<std::pair<std::string, std::size_t>> keys(n);
   for (std::size_t i = 0; i < n; ++i) keys[i] = {sha256_hex(prefix + std::string(documents[i])), i};
-  std::partial_sort(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(n_val), keys.end());
+  std::sort(keys.begin(), keys.end());
+  // Copies of the last chosen document (the same key) go with it: identical texts never straddle the split.
+  std::size_t chosen = n_val;
+  while (chosen < n && keys[chosen].first == keys[n_val - 1].first) ++chosen;
+  if (chosen >= n) {
+    throw InputError("empty train split: --val-fraction " + format_fraction(val_fraction) + " of " +
+                     std::to_string(n) +
+                     " documents, with the copies of the last one chosen, leaves none to "
+                     "train on");
+  }
   std::vector<bool> is_val(n, false);
-  for (std::size_t k = 0; k < n_val; ++k) is_val[keys[k].second] = true;
+  for (std::size_t k = 0; k < chosen; ++k) is_val[keys[k].second] = true;
   return is_val;
 }
 
 std::string validation_split_rule() {
-  return "whole documents: the round(val_fraction * documents) documents with the smallest sha256(\"" +
+  return "whole documents: the round(val_fraction * documents) documents (halves rounded up) with the "
+         "smallest "
+         "sha256(\"" +
          std::string(kSplitKeyPrefix) +
-         "<seed>:\" + document text) are the validation split (ties: the earlier document); both splits keep "
-         "the corpus order";
+         "<seed>:\" + document text), and every copy of the last of them, are the validation split; both "
+         "splits keep the corpus order";
 }
 
 nlohmann::ordered_json document_length_stats(std::vector<std::uint64_t> lengths) {

@@ -52,11 +52,11 @@ struct DocumentFile {
 DocumentFile read_document_file(const std::string& path, const std::string& separator,
                                 std::uint64_t max_document_bytes);
 
-// The validation split of whole documents: the round(val_fraction × n) documents whose key
-// sha256(kSplitKeyPrefix + seed + ":" + text) is smallest (ties: the earlier document) go to validation.
-// The choice depends on the documents' text only, not on their paths or order, so identical documents always
-// land in the same split. Returns one flag per document (true: validation). Throws InputError when a split
-// would be empty or val_fraction is not in (0, 1).
+// The validation split of whole documents: the round(val_fraction × n) documents (halves rounded up) whose
+// key sha256(kSplitKeyPrefix + seed + ":" + text) is smallest go to validation, with every copy of the last
+// of them (equal text, equal key). The choice depends on the documents' text only, not on their paths or
+// order, and identical documents always land in the same split. Returns one flag per document (true:
+// validation). Throws InputError when a split would be empty or val_fraction is not in (0, 1).
 inline constexpr std::string_view kSplitKeyPrefix = "xsa.split/1:";
 void require_val_fraction(double val_fraction);  // InputError unless 0 < val_fraction < 1
 std::vector<bool> choose_validation_documents(const std::vector<std::string_view>& documents,

@@ -74,6 +74,11 @@ TrainedVariant load_trained_variant(const std::string& run_dir, const std::strin
     throw InputError(results_path + ": variant '" + variant +
                      "' is not in the recorded config's attention.variants");
   out.spec = *spec;
+  // The export format (config.json, the PyTorch reference's loader) has no document masking: such a model
+  // would come back unmasked, with other logits. Refused until the format carries it.
+  if (cfg.data.doc_mask)
+    throw InputError(results_path + ": the run trained with data.doc_mask: true, which the export format " +
+                     "cannot express yet (the exported model would attend across documents)");
   if (!out.experiment.data || out.experiment.data->vocab_size <= 0)
     throw InputError(results_path + ": records no data.vocab_size");
   const std::string checkpoint = run_dir + "/checkpoints/" + variant + ".pt";

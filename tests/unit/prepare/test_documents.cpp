@@ -164,6 +164,18 @@ TEST(ChooseValidationDocuments, TheDocumentsWithTheSmallestSeededHashExactlyRoun
             (std::vector<bool>{true, false, false, true, false}));
 }
 
+// Identical documents never straddle the split: the copies of the last chosen document go with it.
+TEST(ChooseValidationDocuments, CopiesOfAChosenDocumentGoWithIt) {
+  // round(6 / 6) = 1 document asked for; "beta" has the smallest key at seed 0 (above), so both copies go.
+  const std::vector<std::string_view> docs = {"alpha", "beta", "gamma", "beta", "delta", "epsilon"};
+  EXPECT_EQ(choose_validation_documents(docs, 1.0 / 6.0, 0),
+            (std::vector<bool>{false, true, false, true, false, false}));
+  const std::vector<std::string_view> copies = {"beta", "beta"};
+  EXPECT_EQ(input_error([&] { choose_validation_documents(copies, 0.5, 0); }),
+            "empty train split: --val-fraction 0.5 of 2 documents, with the copies of the last one chosen, "
+            "leaves none to train on");
+}
+
 TEST(ChooseValidationDocuments, EmptySplitsAndFractionsOutOfRangeAreRefused) {
   const std::vector<std::string_view> docs = {"alpha", "beta", "gamma", "delta", "epsilon"};
   EXPECT_EQ(

@@ -160,7 +160,7 @@ TEST_P(DocumentModel, WindowEqualsEveryDocumentRunAlone) {
   auto x = torch::tensor(window, torch::kLong).view({1, -1});
   BiasProbe window_probe;
   auto logits = model->forward(x, &window_probe);  // (1, T, V)
-  std::vector<double> diag_sum(2, 0.0), sink_sum(2, 0.0), entropy_sum(2, 0.0);
+  std::vector<double> diag_sum(2, 0.0), sink_sum(2, 0.0), entropy_sum(2, 0.0), cos_y_sum(2, 0.0);
   double counted = 0, max_logit = -1e300;
   for (const auto& [first, n] : docs) {
     BiasProbe probe;
@@ -168,6 +168,7 @@ TEST_P(DocumentModel, WindowEqualsEveryDocumentRunAlone) {
     EXPECT_LT(max_abs_diff(logits.narrow(1, first, n), alone), 1e-10) << "document at " << first;
     for (int l = 0; l < 2; ++l) {  // each document's metrics average its n - 1 positions after the first
       diag_sum[l] += (n - 1) * probe.layers[l].attn_diag;
+      cos_y_sum[l] += (n - 1) * probe.layers[l].cos_y_v;
       sink_sum[l] += (n - 1) * probe.layers[l].dynamics->attn_sink;
       entropy_sum[l] += (n - 1) * probe.layers[l].dynamics->attn_entropy;
       max_logit = std::max(max_logit, probe.layers[l].dynamics->max_logit);
@@ -177,6 +178,7 @@ TEST_P(DocumentModel, WindowEqualsEveryDocumentRunAlone) {
   double window_max = -1e300;
   for (int l = 0; l < 2; ++l) {
     EXPECT_NEAR(window_probe.layers[l].attn_diag, diag_sum[l] / counted, 1e-10) << "layer " << l;
+    EXPECT_NEAR(window_probe.layers[l].cos_y_v, cos_y_sum[l] / counted, 1e-10) << "layer " << l;
     // The dynamics are measured in float32 whatever the model's dtype (gpt.cpp measure_dynamics).
     EXPECT_NEAR(window_probe.layers[l].dynamics->attn_sink, sink_sum[l] / counted, 1e-6);
     EXPECT_NEAR(window_probe.layers[l].dynamics->attn_entropy, entropy_sum[l] / counted, 1e-6);
