@@ -108,7 +108,9 @@ TEST_P(DocumentAttention, FusedEqualsEachDocumentRunAloneBitForBit) {
        v = torch::randn({2, 3, T, D}, gen, opts);
   const auto start = long_doc_start(T);
   auto masked = fused_causal_attention(q, k, v, 0.3, start);
-  for (const auto& [first, n] : document_runs(start[0].contiguous().data_ptr<int64_t>(), T)) {
+  for (const auto& run : document_runs(start[0].contiguous().data_ptr<int64_t>(), T)) {
+    const int64_t first = run.first,
+                  n = run.second;  // named, not bound: C++17 lambdas cannot capture bindings
     auto part = [&](const torch::Tensor& t) {
       return t.narrow(0, 0, 1).narrow(2, first, n);
     };  // (1, H, n, D)
