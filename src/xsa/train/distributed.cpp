@@ -48,6 +48,23 @@ std::string short_hash(const std::string& h) {
   return h.substr(0, 12);
 }
 
+// The network interface Gloo's sockets use: GLOO_SOCKET_IFNAME's (PyTorch's variable) where it is set, e.g.
+// ranks in network namespaces (docs/guide.md "Data-parallel ranks"); loopback for a master on 127.0.0.0/8;
+// else the interface this host's name resolves to (c10d's default).
+std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master_addr) {
+  if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname != nullptr && *ifname != '\0') {
+    try {
+      return c10d::ProcessGroupGloo::createDeviceForInterface(ifname);
+    } catch (const std::exception& e) {
+      throw RuntimeFailure("GLOO_SOCKET_IFNAME = '" + std::string(ifname) +
+                           "': no usable network interface of that name (" + first_line(e) + ")");
+    }
+  }
+  const bool loopback = master_addr == "localhost" || master_addr.rfind("127.", 0) == 0;
+  return loopback ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
+                  : c10d::ProcessGroupGloo::createDefaultDevice();
+}
+
 class GlooGroup final : public RankGroup {
  public:
   GlooGroup(c10::intrusive_ptr<c10d::ProcessGroupGloo> pg, int world, int timeout_s)
@@ -168,12 +185,10 @@ class GlooDistributed final : public Distributed {
   }
 
   std::unique_ptr<RankGroup> group(const std::string& name) override {
+    auto device = gloo_device(info_.master_addr);  // its own one-line error
     try {
       auto options = c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(timeout_s_));
-      const std::string& a = info_.master_addr;
-      const bool loopback = a == "localhost" || a.rfind("127.", 0) == 0;
-      options->devices.push_back(loopback ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
-                                          : c10d::ProcessGroupGloo::createDefaultDevice());
+      options->devices.push_back(device);
       options->threads = 1;
       auto store = c10::make_intrusive<c10d::PrefixStore>("group/" + name, store_);
       auto pg = c10::make_intrusive<c10d::ProcessGroupGloo>(store, info_.rank, info_.world_size, options);
