@@ -25,9 +25,11 @@
 #include "xsa/model/precision.h"
 #include "xsa/report/bench_tables.h"
 #include "xsa/train/benchmark.h"
+#include "xsa/train/ranks.h"
 #include "xsa/train/threads.h"
 #include "xsa/util/cli_main.h"
 #include "xsa/util/fs.h"
+#include "xsa/util/local_ranks.h"
 
 namespace {
 
@@ -35,6 +37,7 @@ using json = nlohmann::json;
 
 struct BenchOptions {
   std::string config_path = "configs/default.yaml";
+  bool config_given = false;  // --config on the command line (--allreduce-mb reads a config only then)
   std::vector<std::string> overrides;
   int steps = 12;
   int warmup = 3;
@@ -44,11 +47,16 @@ struct BenchOptions {
   bool flops_only = false;  // print the config's model FLOPs per token and stop (scripts/perf/bench.py's MFU)
   std::string json_path;
   std::string profile_path;  // chrome trace of a few SA steps (LibTorch's profiler)
+  double allreduce_mb = 0;  // > 0: only the all-reduce of a buffer this size over the ranks (MB = 10^6 bytes)
+  int ranks = 0;            // --ranks N: start N local ranks for --allreduce-mb
+  int repeats = 10;
+  std::vector<std::string> argv;  // the command line, for the ranks --ranks starts
 };
 
 void setup_bench_command(CLI::App& app, BenchOptions& opt) {
   app.description("Measure sgemm peak, step-time breakdown, XSA overhead, scaling and MFU of the xsa model.");
   app.add_option("--config,-c", opt.config_path, "experiment config whose model/batch to measure")
+      ->each([&opt](const std::string&) { opt.config_given = true; })
       ->capture_default_str();
   app.add_option("--set", opt.overrides, "override a config key (repeatable)");
   app.add_option("--steps", opt.steps, "timed steps per measurement")
@@ -69,6 +77,17 @@ void setup_bench_command(CLI::App& app, BenchOptions& opt) {
   app.add_option("--profile", opt.profile_path,
                  "write chrome://tracing profiles of 3 steps to PATH.sa.json and PATH.xsa.json "
                  "(scripts/perf/profile_summary.py sums them)");
+  app.add_option(
+         "--allreduce-mb", opt.allreduce_mb,
+         "only time the all-reduce of a float32 buffer of this many MB (10^6 bytes) over the data-parallel "
+         "ranks (RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT, or --ranks N), the path training's gradient "
+         "buckets take; rank 0 prints one JSON line")
+      ->check(CLI::Range(0.001, 4096.0));
+  app.add_option("--ranks", opt.ranks, "with --allreduce-mb: start N ranks on this machine (127.0.0.1)")
+      ->check(CLI::Range(2, 1024));
+  app.add_option("--repeats", opt.repeats, "with --allreduce-mb: timed all-reduces (after 2 untimed)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
   app.set_version_flag("--version", std::string("xsa ") + XSA_VERSION + " (LibTorch " + TORCH_VERSION + ")");
 }
 
@@ -103,7 +122,39 @@ void measure_scaling(const xsa::Config& cfg, const BenchOptions& opt, xsa::Bench
   print_table(xsa::report::by_d_model_table(r));
 }
 
+// --allreduce-mb: one rank's part; rank 0 prints the timing (and writes --json).
+int run_allreduce(const BenchOptions& opt, int timeout_s) {
+  const xsa::RankInfo ranks = xsa::rank_info_from_environment();
+  if (opt.ranks > 0) {
+    if (ranks.distributed())
+      throw xsa::InputError("--ranks starts ranks itself: unset RANK/WORLD_SIZE first");
+    xsa::MemoryEstimate per_rank;  // the buffer, and a LibTorch process
+    per_rank.process = xsa::estimate_memory(xsa::Config{}, 4096).process;
+    per_rank.total = per_rank.process + opt.allreduce_mb * 1e6;
+    xsa::check_ranks_fit(opt.ranks, per_rank, 1, xsa::machine_limits());
+    return xsa::run_local_ranks(xsa::rank_command(opt.argv), opt.ranks, "xsa-bench");
+  }
+  if (!ranks.distributed())
+    throw xsa::InputError(
+        "--allreduce-mb needs ranks: --ranks N, or RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT");
+  const auto bytes = static_cast<std::int64_t>(opt.allreduce_mb * 1e6) / 4 * 4;
+  const auto t = xsa::measure_allreduce(ranks, timeout_s, bytes, opt.repeats, 2);
+  if (ranks.rank != 0) return xsa::kExitOk;
+  const json j = {{"bytes", t.bytes},         {"world_size", t.world_size},
+                  {"ms_median", t.ms_median}, {"samples_ms", t.samples_ms},
+                  {"MB_per_s", t.mb_per_s},   {"torch_version", TORCH_VERSION}};
+  std::printf("%s\n", j.dump().c_str());
+  if (!opt.json_path.empty()) xsa::write_file_atomic(opt.json_path, j.dump(1) + "\n");
+  return xsa::kExitOk;
+}
+
 int run_bench(const BenchOptions& opt) {
+  if (opt.allreduce_mb == 0 && opt.ranks > 0) throw xsa::InputError("--ranks goes with --allreduce-mb");
+  if (opt.allreduce_mb > 0) {  // runtime.dist_timeout_s is all it takes from a config
+    const xsa::Config cfg =
+        opt.config_given ? xsa::load_config(opt.config_path, opt.overrides) : xsa::Config{};
+    return run_allreduce(opt, cfg.runtime.dist_timeout_s);
+  }
   const xsa::Config cfg = xsa::load_config(opt.config_path, opt.overrides);
   if (cfg.runtime.device != xsa::DeviceKind::kCpu)
     throw xsa::InputError(
@@ -184,5 +235,10 @@ int run_bench(const BenchOptions& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return xsa::cli_main<BenchOptions>(argc, argv, "xsa-bench", setup_bench_command, run_bench);
+  const std::string program = xsa::rank_program_name("xsa-bench");
+  return xsa::cli_main<BenchOptions>(argc, argv, program.c_str(), setup_bench_command,
+                                     [&](BenchOptions& opt) {
+                                       opt.argv.assign(argv, argv + argc);
+                                       return run_bench(opt);
+                                     });
 }

@@ -108,20 +108,6 @@ void print_summary(const xsa::ExperimentResult& results, const std::string& out)
   std::cout << "\nresults: " << out << "/results.json  " << line << "\n";
 }
 
-// The command line without --ranks N, for the ranks it starts.
-std::vector<std::string> rank_command(const std::vector<std::string>& argv) {
-  std::vector<std::string> out{"/proc/self/exe"};
-  for (std::size_t i = 1; i < argv.size(); ++i) {
-    if (argv[i] == "--ranks") {
-      ++i;
-    } else if (argv[i].rfind("--ranks=", 0) != 0) {
-      out.push_back(argv[i]);
-    }
-  }
-  out[0] = std::filesystem::read_symlink("/proc/self/exe").string();
-  return out;
-}
-
 void check_divides(const xsa::Config& cfg, int world) {
   if (cfg.train.batch_size % world != 0) {
     throw xsa::InputError("train.batch_size " + std::to_string(cfg.train.batch_size) +
@@ -197,7 +183,7 @@ int run_train(const TrainOptions& opt) {
     rank_cfg.train.batch_size /= opt.ranks;
     xsa::check_ranks_fit(opt.ranks, xsa::estimate_memory(rank_cfg, data.meta.vocab_size),
                          static_cast<int>(cfg.attention.variants.size()) + 1, xsa::machine_limits());
-    return xsa::run_local_ranks(rank_command(opt.argv), opt.ranks, "xsa-train");
+    return xsa::run_local_ranks(xsa::rank_command(opt.argv), opt.ranks, "xsa-train");
   }
   const bool quiet = opt.quiet || ranks.rank != 0;
 
@@ -222,12 +208,7 @@ int run_train(const TrainOptions& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // A rank of several names itself in every line it prints (RANK: torchrun and --ranks; SLURM_PROCID: srun).
-  std::string program = "xsa-train";
-  const char* world = std::getenv("WORLD_SIZE");
-  const char* rank = std::getenv("RANK");
-  if (world == nullptr) world = std::getenv("SLURM_NTASKS"), rank = std::getenv("SLURM_PROCID");
-  if (world != nullptr && rank != nullptr && std::atoi(world) > 1) program += std::string(" rank ") + rank;
+  const std::string program = xsa::rank_program_name("xsa-train");
   return xsa::cli_main<TrainOptions>(argc, argv, program.c_str(), setup_train_command,
                                      [&](TrainOptions& opt) {
                                        opt.argv.assign(argv, argv + argc);

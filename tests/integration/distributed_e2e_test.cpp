@@ -99,6 +99,77 @@ TEST_F(DistributedE2E, TwoRanksTrainWhatOneProcessTrains) {
   EXPECT_FALSE(fs::exists(dir_ / "two" / "log.jsonl.1"));
 }
 
+// Buckets change when each part of the gradient is summed, not what is summed: with 2 ranks every element is
+// a + b in any layout, so the weights, evaluations and bias metrics are bit-identical with one bucket
+// (default cap), one bucket per few parameters (1 KiB) and no buckets (one all-reduce after backward); only
+// the logged training loss may differ in its last bits (summed in float64 beside the buckets, in the
+// gradients' float32 without). Learned λ and gates (parameters of their own) and two concurrent runs
+// included.
+TEST_F(DistributedE2E, BucketsOverlapWithoutChangingTheNumbers) {
+  const std::vector<std::string> variants = {"--set", "attention.variants=[sa,xsa,learned,gate]"};
+  auto with = [&](const std::string& out, const std::string& mib) {
+    auto extra = variants;
+    extra.insert(extra.end(), {"--ranks", "2", "--set", "runtime.dist_bucket_mb=" + mib});
+    auto r = train(out, extra);
+    EXPECT_EQ(r.exit_code, 0) << out << ": " << r.err;
+    return results(out);
+  };
+  const json one_bucket = with("default", "25"), many = with("many", "0.001"), none = with("none", "0");
+  EXPECT_EQ(e2e::deterministic_numbers(many), e2e::deterministic_numbers(one_bucket));
+  auto without_train_loss = [](json r) {
+    r = e2e::deterministic_numbers(r);
+    for (auto& run : r["runs"]) {
+      run.erase("train_loss");
+      run["final"].erase("train_loss");
+    }
+    return r;
+  };
+  EXPECT_EQ(without_train_loss(none), without_train_loss(one_bucket));
+  expect_same_training(none, one_bucket, 1e-7);
+  for (const json* r : {&one_bucket, &many, &none}) {
+    for (const auto& run : (*r)["runs"]) {
+      ASSERT_TRUE(run["timing"].contains("allreduce_ms_median")) << run["variant"];
+      EXPECT_GT(run["timing"]["allreduce_ms_median"].get<double>(), 0.0);
+    }
+  }
+}
+
+TEST_F(DistributedE2E, BucketCapOutsideItsRangeIsRefused) {
+  for (const std::string bad : {"-1", "1025", "lots"}) {
+    auto r = train("bad", {"--ranks", "2", "--set", "runtime.dist_bucket_mb=" + bad});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("runtime.dist_bucket_mb"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("[0, 1,024]"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+// xsa-bench --allreduce-mb: the all-reduce of training's buckets timed alone (scripts/bench.sh compares it
+// with PyTorch's Gloo all-reduce of the same size). Its record is consistent, and misuse is one line.
+TEST_F(DistributedE2E, BenchTimesTheAllReduceOverLocalRanks) {
+  const std::string out = (dir_ / "allreduce.json").string();
+  auto r = testing::run_command(XSA_BENCH_BIN,
+                                {"--allreduce-mb", "2.5", "--ranks", "2", "--repeats", "3", "--json", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(e2e::slurp(out));
+  EXPECT_EQ(j["bytes"], 2500000);
+  EXPECT_EQ(j["world_size"], 2);
+  ASSERT_EQ(j["samples_ms"].size(), 3u);
+  std::vector<double> samples = j["samples_ms"].get<std::vector<double>>();
+  std::sort(samples.begin(), samples.end());
+  EXPECT_DOUBLE_EQ(j["ms_median"].get<double>(), samples[1]);
+  EXPECT_NEAR(j["MB_per_s"].get<double>(), 2.5 / (samples[1] / 1e3), 1e-9 * j["MB_per_s"].get<double>());
+  EXPECT_EQ(json::parse(r.out.substr(r.out.find('{'))), j);  // rank 0's line on stdout is the file
+  for (const auto& bad : std::vector<std::vector<std::string>>{{"--allreduce-mb", "1"},
+                                                               {"--ranks", "2"},
+                                                               {"--allreduce-mb", "0"},
+                                                               {"--allreduce-mb", "1", "--ranks", "1"}}) {
+    auto b = testing::run_command(XSA_BENCH_BIN, bad);
+    EXPECT_EQ(b.exit_code, 2) << bad[0];
+    EXPECT_EQ(std::count(b.err.begin(), b.err.end(), '\n'), 1) << b.err;
+  }
+}
+
 TEST_F(DistributedE2E, BatchSizeMustDivideByRanks) {
   auto r = train("bad", {"--ranks", "3"});
   EXPECT_EQ(r.exit_code, 2) << r.err;

@@ -147,6 +147,9 @@ struct RuntimeConfig {
   // Data-parallel ranks (docs/guide.md "Scale-out"): how long a rank waits for the others (rendezvous, a
   // collective, a barrier) before it gives up with one line naming the cause.
   int dist_timeout_s = 120;
+  // Data-parallel ranks: the cap of a gradient bucket in MiB, each bucket summed over the ranks as soon as
+  // backward has finished its gradients (DDP's bucket_cap_mb, default 25); 0 = one all-reduce after backward.
+  double dist_bucket_mb = 25.0;
   // cpu | cuda: where the model and its batches live (src/xsa/model/device.h). cuda only where the LibTorch
   // build has it and a device is present, refused with one line otherwise (docs/ARCHITECTURE.md "Devices").
   DeviceKind device = DeviceKind::kCpu;

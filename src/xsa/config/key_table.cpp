@@ -288,6 +288,10 @@ const std::vector<Key>& keys() {
     k.push_back(count_key("runtime.workers", XSA_FIELD(c.runtime.workers), 1, 1024));
     k.push_back(choice_key("runtime.precision", XSA_FIELD(c.runtime.precision)));
     k.push_back(count_key("runtime.dist_timeout_s", XSA_FIELD(c.runtime.dist_timeout_s), 1, 86400));
+    k.push_back(double_key(
+        "runtime.dist_bucket_mb", XSA_FIELD(c.runtime.dist_bucket_mb),
+        [](double v) { return v >= 0.0 && v <= 1024.0; },
+        "a number in [0, 1,024] (MiB; 0 = one all-reduce after backward)"));
     k.push_back(choice_key("runtime.device", XSA_FIELD(c.runtime.device)));
 
     k.push_back(bool_key("log.tensorboard", XSA_FIELD(c.log.tensorboard)));

@@ -5,6 +5,7 @@
 #include <torch/types.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <random>
@@ -13,6 +14,7 @@
 #include "xsa/model/flash_attention.h"
 #include "xsa/model/gpt.h"
 #include "xsa/stats/stats.h"
+#include "xsa/train/distributed.h"
 #include "xsa/train/step.h"
 #include "xsa/train/threads.h"
 #include "xsa/util/timing.h"
@@ -193,6 +195,29 @@ std::vector<FlashKernelTiming> measure_flash_kernels(int d_head, const std::vect
                      stats::median(backward_ms[i])});
   }
   return out;
+}
+
+AllReduceTiming measure_allreduce(const RankInfo& ranks, int timeout_s, std::int64_t bytes, int repeats,
+                                  int warmup) {
+  auto dist = Distributed::connect(ranks, timeout_s);
+  auto group = dist->group("allreduce-bench");
+  auto flat = torch::ones({bytes / 4}, torch::dtype(torch::kFloat32));  // (bytes / 4,)
+  AllReduceTiming t;
+  t.bytes = flat.numel() * 4;
+  t.world_size = ranks.world_size;
+  for (int r = 0; r < warmup + repeats; ++r) {
+    flat.fill_(1.0f);  // untimed: the sums stay finite however many repeats
+    group->barrier("before all-reduce " + std::to_string(r + 1));
+    const auto t0 = std::chrono::steady_clock::now();
+    group->start_sum(flat, "buffer " + std::to_string(r + 1))->wait();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (r >= warmup) t.samples_ms.push_back(ms);
+  }
+  t.ms_median = stats::median(t.samples_ms);
+  t.mb_per_s = t.bytes / 1e6 / (t.ms_median / 1e3);
+  group->barrier("after the all-reduces");
+  return t;
 }
 
 }  // namespace xsa

@@ -4,12 +4,14 @@
 // (which also renders them); scripts/bench.sh combines xsa-bench with xsa-train and the PyTorch reference.
 #include <ATen/core/ScalarType.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "xsa/config/config.h"
 #include "xsa/model/precision.h"
 #include "xsa/records/bench.h"
+#include "xsa/train/ranks.h"
 
 namespace xsa {
 
@@ -40,5 +42,20 @@ VariantSpec fixed_lambda_variant(double lambda);
 // inputs from a fixed seed; the instruction sets alternate within each repeat, about `budget_s` per shape.
 std::vector<FlashKernelTiming> measure_flash_kernels(int d_head, const std::vector<int>& seq_lens,
                                                      double budget_s = 1.0);
+
+// The sum of one float32 buffer of `bytes` over the data-parallel ranks through RankGroup::start_sum, the
+// path training's gradient buckets take (xsa-bench --allreduce-mb; scripts/bench.sh compares it with
+// PyTorch's Gloo all-reduce on the same size). Per repeat, after a barrier: the time until this rank's sum is
+// complete.
+struct AllReduceTiming {
+  std::int64_t bytes = 0;
+  int world_size = 1;
+  std::vector<double> samples_ms;
+  double ms_median = 0;
+  double mb_per_s =
+      0;  // bytes / median time, in 10^6 bytes per second (the buffer's size, not bytes on the wire)
+};
+AllReduceTiming measure_allreduce(const RankInfo& ranks, int timeout_s, std::int64_t bytes, int repeats,
+                                  int warmup);
 
 }  // namespace xsa

@@ -65,6 +65,15 @@ std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master
                   : c10d::ProcessGroupGloo::createDefaultDevice();
 }
 
+class GlooPendingSum final : public PendingSum {
+ public:
+  explicit GlooPendingSum(std::function<void()> wait) : wait_(std::move(wait)) {}
+  void wait() override { wait_(); }
+
+ private:
+  std::function<void()> wait_;
+};
+
 class GlooGroup final : public RankGroup {
  public:
   GlooGroup(c10::intrusive_ptr<c10d::ProcessGroupGloo> pg, int world, int timeout_s)
@@ -89,6 +98,14 @@ class GlooGroup final : public RankGroup {
     auto sums = flat.narrow(0, offset, static_cast<std::int64_t>(extras.size())).to(torch::kFloat64);
     for (std::size_t i = 0; i < extras.size(); ++i)
       extras[i] = sums[static_cast<std::int64_t>(i)].item<double>();
+  }
+
+  std::unique_ptr<PendingSum> start_sum(torch::Tensor flat, const std::string& what) override {
+    std::vector<at::Tensor> io{std::move(flat)};
+    decltype(pg_->allreduce(io)) work;
+    guarded("all-reduce of " + what, [&] { work = pg_->allreduce(io); });
+    return std::make_unique<GlooPendingSum>(
+        [this, work, what] { guarded("all-reduce of " + what, [&] { work->wait(); }); });
   }
 
   void barrier(const std::string& what) override {

@@ -13,6 +13,15 @@
 
 namespace xsa {
 
+// A sum over the ranks in flight (RankGroup::start_sum).
+class PendingSum {
+ public:
+  virtual ~PendingSum() = default;
+  // Returns once the sum is complete on this rank; RuntimeFailure (as average's) when a rank died or did not
+  // answer within the timeout.
+  virtual void wait() = 0;
+};
+
 // One run's collectives over its own process group (a PrefixStore of the shared store), so the concurrently
 // trained variants never interleave. Every failure (a dead peer, the timeout) is a RuntimeFailure naming this
 // rank, the operation and the cause.
@@ -23,6 +32,10 @@ class RankGroup {
   // gradients become the mean over the global batch; extras stay sums.
   virtual void average(std::vector<torch::Tensor>& tensors, std::vector<double>& extras,
                        const std::string& what) = 0;
+  // Starts summing `flat` over the ranks in place and returns at once (Gloo sums on its own thread); `flat`
+  // must stay unchanged until the PendingSum's wait() returns. Every rank starts the same sums in the same
+  // order.
+  virtual std::unique_ptr<PendingSum> start_sum(torch::Tensor flat, const std::string& what) = 0;
   virtual void barrier(const std::string& what) = 0;
 };
 

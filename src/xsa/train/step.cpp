@@ -70,7 +70,7 @@ void set_learning_rate(torch::optim::Optimizer& optimizer, double lr, double lam
 
 StepOutcome train_step(Gpt& model, torch::optim::Optimizer& optimizer, const torch::Tensor& x,
                        const torch::Tensor& y, const StepSettings& settings) {
-  const auto& [lr, lambda_lr_scale, grad_clip, run, step_number, precision, average] = settings;
+  const auto& [lr, lambda_lr_scale, grad_clip, run, step_number, precision, sync] = settings;
   using Clock = std::chrono::steady_clock;
   auto ms = [](Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
@@ -79,7 +79,11 @@ StepOutcome train_step(Gpt& model, torch::optim::Optimizer& optimizer, const tor
 
   StepOutcome out;
   auto t0 = Clock::now();
-  optimizer.zero_grad();
+  // With ranks the sync clears the gradients: with buckets they are views, which zero_grad cannot detach.
+  if (sync != nullptr)
+    sync->begin_step(step_number);
+  else
+    optimizer.zero_grad();
   torch::Tensor loss;
   {
     PrecisionScope mixed(precision);   // bf16: matmuls in bf16 for the forward only
@@ -90,14 +94,10 @@ StepOutcome train_step(Gpt& model, torch::optim::Optimizer& optimizer, const tor
     throw RuntimeFailure("run '" + run + "': loss became " + std::to_string(out.loss) + " at step " +
                          std::to_string(step_number));
   }
+  if (sync != nullptr) sync->after_forward(out.loss);
   auto t1 = Clock::now();
   loss.backward();
-  if (average != nullptr) {
-    std::vector<torch::Tensor> grads;
-    for (const auto& p : model->parameters())
-      if (p.grad().defined()) grads.push_back(p.grad());
-    out.loss = (*average)(grads, out.loss);
-  }
+  if (sync != nullptr) out.loss = sync->after_backward();
   // An infinite max norm measures the norm and scales by 1 (clip_coef clamped to 1.0): gradients unchanged.
   const double max_norm = grad_clip > 0 ? grad_clip : std::numeric_limits<double>::infinity();
   out.grad_norm = torch::nn::utils::clip_grad_norm_(model->parameters(), max_norm);

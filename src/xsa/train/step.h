@@ -33,9 +33,18 @@ struct StepOutcome {
   double forward_ms = 0, backward_ms = 0, optimizer_ms = 0;
 };
 
-// Data-parallel ranks (train/distributed.h): called after backward and before clipping with the defined
-// gradients and this rank's loss; averages the gradients over the ranks in place and returns the global loss.
-using GradientAverager = std::function<double(std::vector<torch::Tensor>& grads, double loss)>;
+// Data-parallel ranks (train/rank_sync.h): what a step does to make its gradients the global batch's.
+class GradientSync {
+ public:
+  virtual ~GradientSync() = default;
+  // Before the forward pass of step `step_number` (1-based), instead of the optimizer's zero_grad: every
+  // gradient zero or undefined when it returns.
+  virtual void begin_step(int step_number) = 0;
+  // This rank's loss, known after the forward pass, before backward.
+  virtual void after_forward(double loss) = 0;
+  // After backward, before clipping: returns once the gradients are the mean over the ranks; the global loss.
+  virtual double after_backward() = 0;
+};
 
 // What one step takes besides the model, the optimizer and the batch.
 struct StepSettings {
@@ -45,14 +54,14 @@ struct StepSettings {
   std::string run;             // the variant's name, for the error message
   int step_number = 0;         // 1-based, for the error message
   Precision precision = Precision::kFp32;
-  const GradientAverager* average = nullptr;  // data-parallel ranks > 1: averages the gradients over them
+  GradientSync* sync = nullptr;  // data-parallel ranks > 1: averages the gradients over them
 };
 
 // Sets the learning rate (set_learning_rate), then forward + fused loss on x (B, T) against y (B, T) (under
 // bf16 autocast when `precision` is bf16: the forward only; backward follows the dtypes autograd recorded),
 // backward, gradient clipping to `grad_clip` (0 = no clipping: gradients stay as backward left them; the norm
 // is still measured) and one optimizer update. Throws RuntimeFailure naming `run` and `step_number` when the
-// loss or the gradient norm is not finite (before the weights change). With `average` (ranks > 1) the
+// loss or the gradient norm is not finite (before the weights change). With `sync` (ranks > 1) the
 // gradients are averaged over the ranks before clipping, so the norm and the update are the global batch's.
 StepOutcome train_step(Gpt& model, torch::optim::Optimizer& optimizer, const torch::Tensor& x,
                        const torch::Tensor& y, const StepSettings& settings);

@@ -88,21 +88,17 @@ void VariantRun::run() {
     throw StoppedAtStepBoundary{};  // not started (or resumed): nothing to save
   open_event_file();
   if (step_ == 0) record_eval_and_bias(0);
-  bool stop_agreed = false;
-  const GradientAverager average = [&](std::vector<torch::Tensor>& grads, double loss) {
-    std::vector<double> sums = {loss, stop_requested() ? 1.0 : 0.0};
-    const auto t_reduce = Clock::now();
-    group_->average(grads, sums, "run '" + spec_.name() + "' step " + std::to_string(step_ + 1));
-    allreduce_ms_.push_back(1e3 * seconds_since(t_reduce));
-    stop_agreed = sums[1] > 0;
-    return sums[0] / s_.world;
-  };
+  if (group_ && !sync_) {
+    // After any checkpoint was loaded: the buckets' hooks sit on these parameters' gradient accumulators.
+    sync_ = std::make_unique<RankSync>(*group_, s_.world, model_->parameters(), cfg.runtime.dist_bucket_mb,
+                                       spec_.name(), [] { return stop_requested(); });
+  }
   const int local_b = B / s_.world;  // this rank's contiguous slice of every global batch
   while (step_ < steps) {
     if (s_.abort.load()) throw Aborted{};
     // SIGTERM (preemption, scancel, time limit): checkpoint this step boundary and stop; --resume
     // continues bit-identically from here.
-    if (group_ ? stop_agreed : stop_requested()) {
+    if (sync_ ? sync_->stop_agreed() : stop_requested()) {
       save(prior_wall_s_ + seconds_since(t_start));  // even with checkpoint_interval 0: resuming needs it
       throw StoppedAtStepBoundary{};
     }
@@ -119,7 +115,7 @@ void VariantRun::run() {
     settings.run = spec_.name();
     settings.step_number = step_ + 1;
     settings.precision = s_.precision;
-    settings.average = group_ ? &average : nullptr;
+    settings.sync = sync_.get();
     StepOutcome outcome = train_step(model_, *optimizer_, x, y, settings);
     ++step_;
     double ms = 1e3 * seconds_since(t0);
@@ -283,7 +279,7 @@ void VariantRun::finish(double wall_s) {
   timing.tokens_per_s =
       train_time_s > 0 ? step_ms_.size() * cfg.train.batch_size * cfg.data.seq_len / train_time_s : 0.0;
   timing.step_ms_median = step_ms_.empty() ? 0.0 : stats::median(step_ms_);
-  if (!allreduce_ms_.empty()) timing.allreduce_ms_median = stats::median(allreduce_ms_);
+  if (sync_ && !sync_->wait_ms().empty()) timing.allreduce_ms_median = stats::median(sync_->wait_ms());
   record_.timing = timing;
   s_.board.phase(index_, "done");
 }

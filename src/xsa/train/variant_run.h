@@ -23,6 +23,7 @@
 #include "xsa/model/precision.h"
 #include "xsa/records/results.h"
 #include "xsa/train/distributed.h"
+#include "xsa/train/rank_sync.h"
 #include "xsa/util/error.h"
 #include "xsa/util/progress.h"
 #include "xsa/util/tensorboard.h"
@@ -126,11 +127,11 @@ class VariantRun {
   std::unique_ptr<torch::optim::Optimizer> optimizer_;  // train.optimizer's (make_optimizer)
   std::unique_ptr<tensorboard::EventWriter> events_;    // null with log.tensorboard false
   std::unique_ptr<RankGroup> group_;                    // data-parallel ranks: this run's own process group
-  RunResult record_;  // what results.json will hold for this run, filled as training goes
+  std::unique_ptr<RankSync> sync_;  // its gradient sync (declared after group_: destroyed before it)
+  RunResult record_;                // what results.json will hold for this run, filled as training goes
   int step_ = 0;
   std::vector<double> step_ms_;
-  std::vector<double> allreduce_ms_;  // this process's steps only (not in checkpoints: a timing, not a state)
-  std::vector<double> step_losses_;   // training loss of every step so far
+  std::vector<double> step_losses_;    // training loss of every step so far
   std::vector<double> window_losses_;  // final loss of every validation window
   double prior_wall_s_ = 0;            // wall time before a resume
   double wall_s_ = 0;                  // wall time at the last checkpoint

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <utility>
@@ -279,6 +280,26 @@ int run_local_ranks(const std::vector<std::string>& argv, int n, const std::stri
   const auto [line, code] = failure_line(ranks, first_failed, program);
   std::fprintf(stderr, "%s\n", line.c_str());
   return code;
+}
+
+std::vector<std::string> rank_command(const std::vector<std::string>& argv) {
+  std::vector<std::string> out{std::filesystem::read_symlink("/proc/self/exe").string()};
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    if (argv[i] == "--ranks") {
+      ++i;
+    } else if (argv[i].rfind("--ranks=", 0) != 0) {
+      out.push_back(argv[i]);
+    }
+  }
+  return out;
+}
+
+std::string rank_program_name(const std::string& base) {
+  const char* world = std::getenv("WORLD_SIZE");
+  const char* rank = std::getenv("RANK");
+  if (world == nullptr) world = std::getenv("SLURM_NTASKS"), rank = std::getenv("SLURM_PROCID");
+  if (world != nullptr && rank != nullptr && std::atoi(world) > 1) return base + " rank " + rank;
+  return base;
 }
 
 }  // namespace xsa
