@@ -34,6 +34,7 @@ Needs root, `ip` and `tc` (iproute2).
 
     scripts/perf/shaped_link.py --ranks 2 --rate 1gbit -- build/xsa-train --config configs/default.yaml --out /tmp/x
     scripts/perf/shaped_link.py --ranks 2 --rate 100mbit --measure          # TCP throughput rank 0 -> rank 1
+    scripts/perf/shaped_link.py --ranks 3 --rate 100mbit --measure --fan-in # ranks 1, 2 -> rank 0 at once
     scripts/perf/shaped_link.py --cleanup                                   # stale namespaces of dead harnesses
 
 From Python (scripts/perf/bench.py can import it: `import shaped_link` from scripts/perf):
@@ -145,9 +146,7 @@ def shaping(bps, qdisc="tbf"):
 
 
 def find_tool(name):
-    """ip and tc live in /usr/sbin, which a non-login root shell's PATH may lack."""
-    path = os.environ.get("PATH", "") + ":/usr/sbin:/sbin"
-    return shutil.which(name, path=path)
+    return shutil.which(name)
 
 
 def check_machine():
@@ -156,7 +155,8 @@ def check_machine():
     for name in ("ip", "tc"):
         tools[name] = find_tool(name)
         if tools[name] is None:
-            raise HarnessError(f"'{name}' not found (iproute2; apt-get install iproute2)")
+            raise HarnessError(f"'{name}' not found on PATH (iproute2 installs it in /usr/sbin; apt-get install "
+                               "iproute2)")
     if os.geteuid() != 0:
         raise HarnessError("needs root (it creates network namespaces, veth pairs and tc qdiscs)")
     r = subprocess.run([tools["ip"], "netns", "list"], capture_output=True, text=True)
@@ -473,12 +473,12 @@ def run_ranks(net, argv, timeout=600.0, port=MASTER_PORT, env=None, cwd=None, lo
                                           preexec_fn=_die_with_harness))
         while True:
             codes = [p.poll() for p in procs]
-            if all(c is not None for c in codes):
-                break
             now = time.monotonic()
             failed = [r for r, c in enumerate(codes) if c not in (None, 0)]
             if failed and first_failure is None:
                 first_failure = (now, failed[0])
+            if all(c is not None for c in codes):
+                break
             if first_failure is not None and now - first_failure[0] > fail_grace_s:
                 _stop(procs, stop_grace_s)
                 break
@@ -571,43 +571,59 @@ def _sender(host, port, seconds):
     s.close()
 
 
-def measure(net, seconds=4.0, warmup_s=1.0, src=0, dst=1, port=5201, timeout=60.0):
-    """TCP throughput from rank src's namespace to rank dst's over the bridge: one flow, as Gloo's pair of
-    ranks uses one connection. Returns {"goodput_bits_per_s": payload bits/s the receiver counted after the
-    warm-up, "wire_bits_per_s": the same in bits on the link, "mss", "seconds"}.
+def measure(net, seconds=4.0, warmup_s=1.0, flows=((0, 1),), port=5201, timeout=60.0):
+    """TCP throughput over the bridge: one TCP flow per (src, dst) rank pair, all at once (a pair of Gloo ranks
+    uses one connection). Returns {"flows": [{"src", "dst", "goodput_bits_per_s", "wire_bits_per_s", "mss",
+    "seconds"}], "goodput_bits_per_s", "wire_bits_per_s": the sums over the flows}. Goodput is the payload the
+    receiver counted after the warm-up.
 
     The shaper counts whole Ethernet frames: a full segment of `mss` payload bytes is MTU + 14 bytes on the
     link (IP and TCP headers with timestamps, the Ethernet header), so the goodput of a link shaped at R is
-    R x mss / (MTU + 14), 95.6% of R at MTU 1500 -- the wire rate is what to compare with R."""
+    R x mss / (MTU + 14), 95.6% of R at MTU 1500 -- the wire rate is what to compare with R. Several flows into
+    one rank (fan-in) share that rank's shaped receive side: their sum is R, not R per sender."""
     me = os.path.abspath(__file__)
-    rx = subprocess.Popen(net.exec_argv(dst, [sys.executable, me, "--_receive", net.addresses[dst], str(port),
-                                              str(warmup_s)]),
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
-                          start_new_session=True, preexec_fn=_die_with_harness)
-    tx = None
+    receivers, senders = [], []
+
+    def spawn(rank, args, **kw):
+        return subprocess.Popen(net.exec_argv(rank, [sys.executable, me] + args), text=True,
+                                stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_harness, **kw)
+
     try:
-        if rx.stdout.readline().strip() != "ready":
-            raise HarnessError(f"the receiver in rank {dst}'s namespace did not start: "
-                               f"{last_line(rx.stderr.read())}", code=1)
-        tx = subprocess.run(net.exec_argv(src, [sys.executable, me, "--_send", net.addresses[dst], str(port),
-                                                str(seconds)]),
-                            capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-        if tx.returncode != 0:
-            raise HarnessError(f"the sender in rank {src}'s namespace failed: {last_line(tx.stderr)}", code=1)
-        out, err = rx.communicate(timeout=timeout)
+        for k, (src, dst) in enumerate(flows):
+            rx = spawn(dst, ["--_receive", net.addresses[dst], str(port + k), str(warmup_s)],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            receivers.append(rx)
+            if rx.stdout.readline().strip() != "ready":
+                raise HarnessError(f"the receiver in rank {dst}'s namespace did not start: "
+                                   f"{last_line(rx.stderr.read())}", code=1)
+        for k, (src, dst) in enumerate(flows):
+            senders.append(spawn(src, ["--_send", net.addresses[dst], str(port + k), str(seconds)],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+        results = []
+        for k, (src, dst) in enumerate(flows):
+            _, err = senders[k].communicate(timeout=timeout)
+            if senders[k].returncode != 0:
+                raise HarnessError(f"the sender in rank {src}'s namespace failed: {last_line(err)}", code=1)
+        for k, (src, dst) in enumerate(flows):
+            out, err = receivers[k].communicate(timeout=timeout)
+            try:
+                r = json.loads(last_line(out))
+            except ValueError:
+                raise HarnessError(f"the receiver in rank {dst}'s namespace printed no result: {last_line(err)}",
+                                   code=1) from None
+            if "error" in r:
+                raise HarnessError(f"measure: {r['error']} (raise --seconds)", code=1)
+            results.append({"src": src, "dst": dst, "goodput_bits_per_s": r["bits_per_s"],
+                            "wire_bits_per_s": r["bits_per_s"] * (net.mtu + 14) / r["mss"], "mss": r["mss"],
+                            "seconds": r["seconds"]})
     finally:
-        if rx.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(rx.pid, signal.SIGKILL)
-            rx.wait()
-    try:
-        r = json.loads(last_line(out))
-    except ValueError:
-        raise HarnessError(f"the receiver printed no result: {last_line(err)}", code=1) from None
-    if "error" in r:
-        raise HarnessError(f"measure: {r['error']} (raise --seconds)", code=1)
-    return {"goodput_bits_per_s": r["bits_per_s"], "wire_bits_per_s": r["bits_per_s"] * (net.mtu + 14) / r["mss"],
-            "mss": r["mss"], "seconds": r["seconds"]}
+        for p in receivers + senders:
+            if p.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+    return {"flows": results, "goodput_bits_per_s": sum(f["goodput_bits_per_s"] for f in results),
+            "wire_bits_per_s": sum(f["wire_bits_per_s"] for f in results)}
 
 
 # ---------------------------------------------------------------------------------------------------- for bench.py
@@ -663,6 +679,13 @@ def train_xsa(out, ranks, rate, overrides=(), config="configs/default.yaml", qdi
 
 # ---------------------------------------------------------------------------------------------------- CLI
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's errors as one line and exit 2, like every other refusal here."""
+
+    def error(self, message):
+        raise HarnessError(message)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--_receive"]:
@@ -673,7 +696,7 @@ def main(argv=None):
     if "--" in argv:
         at = argv.index("--")
         argv, command = argv[:at], argv[at + 1:]
-    ap = argparse.ArgumentParser(prog="shaped_link.py", description=__doc__.split("\n\n")[0])
+    ap = OneLineParser(prog="shaped_link.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--ranks", type=int, help="ranks (namespaces), at least 2")
     ap.add_argument("--rate", help="every link's rate as tc writes it (100mbit, 1gbit, 10gbit) or 'unshaped'")
     ap.add_argument("--qdisc", default="tbf", choices=("tbf", "htb"))
@@ -682,6 +705,8 @@ def main(argv=None):
     ap.add_argument("--logs", help="keep every rank's stdout and stderr in this folder")
     ap.add_argument("--prefix", default=DEFAULT_BASE, help="namespace names: PREFIX-<pid>-r<rank> (default xsa)")
     ap.add_argument("--measure", action="store_true", help="measure TCP throughput rank 0 -> rank 1, no command")
+    ap.add_argument("--fan-in", action="store_true",
+                    help="--measure: every other rank sends to rank 0 at once (their sum: rank 0's receive rate)")
     ap.add_argument("--seconds", type=float, default=4.0, help="--measure: how long to send")
     ap.add_argument("--json", action="store_true", help="--measure: one JSON line")
     ap.add_argument("--cleanup", action="store_true", help="delete stale namespaces of dead harnesses, and exit")
@@ -698,6 +723,8 @@ def main(argv=None):
     rate = parse_rate(args.rate)
     if args.measure and command:
         raise HarnessError("--measure takes no command")
+    if args.fan_in and (not args.measure or args.ranks < 3):
+        raise HarnessError("--fan-in is a --measure of at least 3 ranks")
     if not args.measure:
         check_command(command)
     if not 1 <= args.port <= 65535:
@@ -707,14 +734,16 @@ def main(argv=None):
     with Network(args.ranks, rate, qdisc=args.qdisc, base=args.prefix) as net:
         print(f"{PROG}: {net.describe()}", file=sys.stderr)
         if args.measure:
-            m = measure(net, seconds=args.seconds)
+            flows = [(i, 0) for i in range(1, args.ranks)] if args.fan_in else [(0, 1)]
+            m = measure(net, seconds=args.seconds, flows=flows)
             if args.json:
                 print(json.dumps(dict(m, ranks=args.ranks, rate_bits_per_s=rate, qdisc=args.qdisc if rate else None,
                                       burst_bytes=net.shape["burst"] if net.shape else None, mtu=net.mtu)))
             else:
                 share = f", {100 * m['wire_bits_per_s'] / rate:.1f}% of the rate" if rate else ""
-                print(f"rank 0 -> rank 1: TCP goodput {format_rate(m['goodput_bits_per_s'])}, on the wire "
-                      f"{format_rate(m['wire_bits_per_s'])} (MSS {m['mss']}, MTU {net.mtu}{share})")
+                who = f"ranks 1..{args.ranks - 1} -> rank 0 at once" if args.fan_in else "rank 0 -> rank 1"
+                print(f"{who}: TCP goodput {format_rate(m['goodput_bits_per_s'])}, on the wire "
+                      f"{format_rate(m['wire_bits_per_s'])} (MSS {m['flows'][0]['mss']}, MTU {net.mtu}{share})")
             return 0
         run = run_ranks(net, command, timeout=args.timeout, port=args.port, log_dir=args.logs)
     sys.stdout.write(run.stdout[0])  # rank 0's output, as if it had run here
