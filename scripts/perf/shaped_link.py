@@ -653,7 +653,7 @@ def summarize_results(results):
 
 
 def train_xsa(out, ranks, rate, overrides=(), config="configs/default.yaml", qdisc="tbf", timeout=1800.0,
-              xsa_train=None, extra_args=("--quiet",), cwd=ROOT, log_dir=None):
+              xsa_train=None, extra_args=("--quiet",), cwd=ROOT, log_dir=None, base=DEFAULT_BASE):
     """One xsa-train data-parallel run of `config` (+ --set overrides) as `ranks` ranks in namespaces at `rate`;
     returns summarize_results(results.json) with "results" (the parsed file) and "run" (the RankRun's dict).
     Raises HarnessError when a rank fails (its cause in the message) or results.json is missing."""
@@ -661,7 +661,7 @@ def train_xsa(out, ranks, rate, overrides=(), config="configs/default.yaml", qdi
     argv = [xsa_train, "--config", config, "--out", out] + list(extra_args)
     for kv in overrides:
         argv += ["--set", kv]
-    run = run_command(argv, ranks, rate, qdisc=qdisc, timeout=timeout, cwd=cwd, log_dir=log_dir)
+    run = run_command(argv, ranks, rate, qdisc=qdisc, timeout=timeout, cwd=cwd, log_dir=log_dir, base=base)
     if not run.ok:
         raise HarnessError(f"xsa-train over {ranks} ranks at {format_rate(parse_rate(rate) if isinstance(rate, str) else rate)}: "
                            f"{run.cause}", code=1)
