@@ -118,6 +118,16 @@ def parse_rate(text):
     return int(bps)
 
 
+def as_rate(rate):
+    """A rate as the API takes it -- tc's text ('1gbit'), bits/s as a number, or None / 'unshaped' -- in bits/s
+    (None: unshaped). Raises HarnessError."""
+    if rate is None or isinstance(rate, str):
+        return parse_rate(rate) if rate is not None else None
+    if not MIN_RATE <= rate <= MAX_RATE:
+        raise HarnessError(f"rate {rate:g} bit/s is outside {format_rate(MIN_RATE)} .. {format_rate(MAX_RATE)}")
+    return int(rate)
+
+
 def format_rate(bps):
     if bps is None:
         return "unshaped"
@@ -294,7 +304,7 @@ class Network:
         if not re.fullmatch(r"[a-z][a-z0-9]{0,15}", base):
             raise HarnessError(f"--prefix {base!r}: lower-case letters and digits, starting with a letter")
         self.ranks = ranks
-        self.rate = parse_rate(rate) if isinstance(rate, str) else rate
+        self.rate = as_rate(rate)
         self.qdisc = qdisc
         self.shape = shaping(self.rate, qdisc) if self.rate is not None else None  # checks qdisc
         self.base = base
@@ -385,6 +395,8 @@ class Network:
                                    code=1)
 
     def destroy(self):
+        if not self._made:
+            return
         ip = (self.tools or {}).get("ip") or find_tool("ip") or "ip"
         for ns in reversed(self._made):
             delete_namespace(ns, ip)
@@ -601,11 +613,19 @@ def measure(net, seconds=4.0, warmup_s=1.0, flows=((0, 1),), port=5201, timeout=
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
         results = []
         for k, (src, dst) in enumerate(flows):
-            _, err = senders[k].communicate(timeout=timeout)
+            try:
+                _, err = senders[k].communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                raise HarnessError(f"the sender in rank {src}'s namespace did not finish in {timeout:g} s",
+                                   code=1) from None
             if senders[k].returncode != 0:
                 raise HarnessError(f"the sender in rank {src}'s namespace failed: {last_line(err)}", code=1)
         for k, (src, dst) in enumerate(flows):
-            out, err = receivers[k].communicate(timeout=timeout)
+            try:
+                out, err = receivers[k].communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                raise HarnessError(f"the receiver in rank {dst}'s namespace did not finish in {timeout:g} s",
+                                   code=1) from None
             try:
                 r = json.loads(last_line(out))
             except ValueError:
@@ -663,8 +683,7 @@ def train_xsa(out, ranks, rate, overrides=(), config="configs/default.yaml", qdi
         argv += ["--set", kv]
     run = run_command(argv, ranks, rate, qdisc=qdisc, timeout=timeout, cwd=cwd, log_dir=log_dir, base=base)
     if not run.ok:
-        raise HarnessError(f"xsa-train over {ranks} ranks at {format_rate(parse_rate(rate) if isinstance(rate, str) else rate)}: "
-                           f"{run.cause}", code=1)
+        raise HarnessError(f"xsa-train over {ranks} ranks at {format_rate(as_rate(rate))}: {run.cause}", code=1)
     path = os.path.join(cwd, out) if not os.path.isabs(out) else out
     try:
         with open(os.path.join(path, "results.json")) as f:
@@ -672,8 +691,7 @@ def train_xsa(out, ranks, rate, overrides=(), config="configs/default.yaml", qdi
     except (OSError, ValueError) as e:
         raise HarnessError(f"{path}/results.json: {e}", code=1) from None
     summary = summarize_results(results)
-    summary.update({"results": results, "run": run.as_dict(), "rate_bits_per_s": parse_rate(rate)
-                    if isinstance(rate, str) else rate, "qdisc": qdisc})
+    summary.update({"results": results, "run": run.as_dict(), "rate_bits_per_s": as_rate(rate), "qdisc": qdisc})
     return summary
 
 
