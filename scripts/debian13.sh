@@ -66,9 +66,10 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # Leftover mounts of an interrupted earlier run would make rm -rf reach the host's /dev: unmount them first.
-for m in dev sys proc; do
+for m in run dev sys proc; do
   if mountpoint -q "$root/$m" 2>/dev/null; then umount -R "$root/$m" 2>/dev/null || umount -l "$root/$m"; fi
 done
+if mountpoint -q "$root" 2>/dev/null; then umount -R "$root" 2>/dev/null || umount -l "$root"; fi
 
 marker="$root/.xsa-debian13-complete"
 if [ "$fresh" = 1 ] || [ ! -f "$marker" ]; then
@@ -96,9 +97,15 @@ cp /etc/resolv.conf "$root/etc/resolv.conf"
 # The host's names resolve inside the root as outside: the Slurm test's data-parallel ranks meet at the job's first
 # node, named by its hostname (an unresolvable name left them waiting for the rendezvous until its deadline).
 cp /etc/hosts "$root/etc/hosts"
+# The root a mount point of its own, as / is on a booted system: `ip netns exec` and `ip -n` (the shaped-link
+# test) run `mount --make-rslave /` in a private mount namespace, which fails on a / that is a plain folder.
+mount --bind "$root" "$root"; mount --make-private "$root"; mounted+=("$root")
 mount -t proc proc "$root/proc"; mounted+=("$root/proc")
 mount --rbind /sys "$root/sys"; mount --make-rslave "$root/sys"; mounted+=("$root/sys")
 mount --rbind /dev "$root/dev"; mount --make-rslave "$root/dev"; mounted+=("$root/dev")
+# A fresh /run, as a booted system has: `ip netns add` (the shaped-link test) bind-mounts /run/netns, and
+# unmounting this tmpfs (-R) takes that mount with it instead of leaving it in the host's table under $root.
+mount -t tmpfs -o mode=0755 tmpfs "$root/run"; mounted+=("$root/run")
 
 # The work tree as a clone would have it: tracked and untracked-but-not-ignored files, no build folder.
 step "copying the work tree to $root/work/xsa"

@@ -32,6 +32,7 @@ PACKAGES=(
   googletest libgtest-dev
   python3 python3-torch python3-numpy python3-matplotlib
   protobuf-compiler python3-protobuf python3-crcmod  # the tests' independent TensorBoard decoder only
+  iproute2  # ip netns and tc: ranks on a shaped network (scripts/perf/shaped_link.py; not in a minimal root)
 )
 # Hugging Face's safetensors library, packaged from Debian 13 on (Debian 12 has none): the export test reads
 # xsa-export's model.safetensors with it there (tests/integration/export_test.py requires it on 13 and later).

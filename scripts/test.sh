@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: setup, configure, build, run every test (unit + integration) with CTest.
 # Every test runs on data it makes itself (tests/support/make_stories.py); none is skipped for missing data.
-# The only test allowed to skip is the Slurm test outside CI (it needs root and Slurm, and says why); with
+# The only tests allowed to skip are the Slurm and shaped-link tests outside CI (they need root, and say why); with
 # CI=true a skipped test fails the run, so a green run never hides part of the suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
