@@ -1,8 +1,10 @@
-"""The command line the reference trainers share (train_reference.py, train_ddp.py), and their threads.
+"""What the reference trainers (train_reference.py, train_ddp.py) share before torch: the command line, the thread
+environment and the data folder.
 
-Imports no torch, on purpose: a trainer parses and checks its arguments and sets the thread environment with
-these *before* it imports torch (and with it OpenBLAS, which sizes its pool from OPENBLAS_NUM_THREADS when it
-loads). The torch side of what they share is training.py.
+Imports no torch (nor numpy, until read_data), on purpose: a trainer parses and checks its arguments and sets the
+thread environment with these *before* it imports torch (and with it OpenBLAS, which sizes its pool from
+OPENBLAS_NUM_THREADS when it loads), and train_ddp.py's launcher checks its inputs without loading torch at all.
+The torch side of what they share is training.py.
 
     ap = options.Parser(prog="train_ddp.py", description=...)
     options.add_model_args(ap); options.add_training_args(ap)
@@ -11,14 +13,19 @@ loads). The torch side of what they share is training.py.
 """
 
 import argparse
+import json
 import math
 import os
 import sys
 
 
+SAYS_ERRORS = True  # False in the ranks after the first under torchrun: the first says it, once, for all
+
+
 def fail(prog, message, code=2):
     """Prints "PROG: error: MESSAGE" as one line on stderr and exits with `code` (2: bad input)."""
-    print(f"{prog}: error: {' '.join(str(message).split())}", file=sys.stderr)
+    if SAYS_ERRORS:
+        print(f"{prog}: error: {' '.join(str(message).split())}", file=sys.stderr)
     sys.exit(code)
 
 
@@ -94,3 +101,29 @@ def pin_threads(args):
     set, is left as it is)."""
     os.environ["OPENBLAS_NUM_THREADS"] = str(args.blas_threads)
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
+
+
+def read_data(prog, folder, seq_len, batch_size):
+    """(train.bin's tokens, meta.json's vocab_size) of a prepared data folder; a folder that is missing, unreadable,
+    not prepared, or too short for one batch of distinct windows is one line "PROG: error: ...", exit 2."""
+    import numpy as np  # here, not at the top: numpy loads OpenBLAS, which must see pin_threads' environment first
+
+    meta = os.path.join(folder, "meta.json")
+    try:  # a missing or unreadable data folder, or a meta.json that is not one: one line, not a traceback
+        with open(meta, encoding="utf-8") as f:
+            vocab_size = json.load(f).get("vocab_size")
+        tokens = np.fromfile(os.path.join(folder, "train.bin"), dtype="<u2")
+    except OSError as e:
+        fail(prog, f"{e.filename or folder}: cannot read ({e.strerror or e}); --data names a prepared data folder "
+                   "(scripts/prepare_data.sh)")
+    except (ValueError, RecursionError, AttributeError) as e:
+        fail(prog, f"{meta}: not a meta.json object ({e})")
+    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or not 0 < vocab_size < 1 << 31:
+        fail(prog, f"{meta}: vocab_size: expected a positive integer, got {vocab_size!r:.40}")
+    if tokens.size and int(tokens.max()) >= vocab_size:
+        fail(prog, f"{folder}/train.bin has ids >= vocab_size {vocab_size}")
+    windows = (tokens.size - 1) // seq_len if tokens.size else 0
+    if windows < batch_size:
+        fail(prog, f"{folder}/train.bin: {tokens.size} tokens make {windows} windows of {seq_len} + 1, fewer than "
+                   f"one batch of {batch_size}")
+    return tokens, vocab_size

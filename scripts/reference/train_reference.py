@@ -51,8 +51,8 @@ import time  # noqa: E402
 import torch  # noqa: E402
 
 from model import has_sdpa  # noqa: E402
-from training import (Batches, build_model, learning_rate, limit_threads, make_optimizer, openblas_threads,  # noqa: E402
-                      read_data, train_step)
+from training import Batches, build_model, learning_rate, limit_threads, make_optimizer  # noqa: E402
+from training import openblas_threads, train_step  # noqa: E402
 
 
 def parse_variant(text):
@@ -97,7 +97,7 @@ def train_variant(name, variant, tokens, vocab_size):
 
 def main():
     blas_mechanism = limit_threads(args)
-    tokens, vocab_size = read_data("train_reference.py", args.data, args.seq_len, args.batch_size)
+    tokens, vocab_size = options.read_data("train_reference.py", args.data, args.seq_len, args.batch_size)
 
     variants = [parse_variant(text.strip()) for text in args.variants.split(",")]  # all checked before training
     runs, all_steps = [], []

@@ -9,15 +9,12 @@ SplitMix64 sampler: same shapes, not the same batches.
 """
 
 import ctypes
-import json
 import math
-import os
 
 import numpy as np
 import torch
 
 from model import GPT, use_builtin_ops
-from options import fail
 
 use_builtin_ops(True)  # fused LayerNorm/GELU/softmax/cross-entropy, as a notebook would use
 
@@ -82,30 +79,6 @@ class Batches:
         window = np.stack([self.tokens[s:s + self.T + 1] for s in starts]).astype(np.int64)  # (B/world, T+1)
         window = torch.from_numpy(window)
         return window[:, :-1], window[:, 1:]  # inputs, targets: (B/world, T) each
-
-
-def read_data(prog, folder, seq_len, batch_size):
-    """(train.bin's tokens, meta.json's vocab_size) of a prepared data folder; a folder that is missing, unreadable,
-    not prepared, or too short for one batch of distinct windows is one line "PROG: error: ...", exit 2."""
-    meta = os.path.join(folder, "meta.json")
-    try:  # a missing or unreadable data folder, or a meta.json that is not one: one line, not a traceback
-        with open(meta, encoding="utf-8") as f:
-            vocab_size = json.load(f).get("vocab_size")
-        tokens = np.fromfile(os.path.join(folder, "train.bin"), dtype="<u2")
-    except OSError as e:
-        fail(prog, f"{e.filename or folder}: cannot read ({e.strerror or e}); --data names a prepared data folder "
-                   "(scripts/prepare_data.sh)")
-    except (ValueError, RecursionError, AttributeError) as e:
-        fail(prog, f"{meta}: not a meta.json object ({e})")
-    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or not 0 < vocab_size < 1 << 31:
-        fail(prog, f"{meta}: vocab_size: expected a positive integer, got {vocab_size!r:.40}")
-    if tokens.size and int(tokens.max()) >= vocab_size:
-        fail(prog, f"{folder}/train.bin has ids >= vocab_size {vocab_size}")
-    windows = (tokens.size - 1) // seq_len if tokens.size else 0
-    if windows < batch_size:
-        fail(prog, f"{folder}/train.bin: {tokens.size} tokens make {windows} windows of {seq_len} + 1, fewer than "
-                   f"one batch of {batch_size}")
-    return tokens, vocab_size
 
 
 def build_model(args, variant, vocab_size):
