@@ -19,8 +19,11 @@ round), so slow drifts of a shared machine hit them alike.
   5. the length and size table (not with --quick): paired SA+XSA at T from 128 to 8,192 and at 6 layers x
      d 256, with attention.impl fused and explicit side by side (tok/s, MFU, peak RSS, XSA/SA).
   6. the data-parallel table (not with --quick): 1 rank x 1 thread against `xsa-train --ranks 2` x 1 thread on
-     the same global batch, at three model sizes, with the all-reduce time per step, and the scale-out plan
-     projected from its largest row (the README's "Scale-out").
+     the same global batch, at three model sizes, with the all-reduce time per step, beside the PyTorch reference
+     under DistributedDataParallel on Gloo (scripts/reference/train_ddp.py, 2 ranks x 1 torch x 1 OpenBLAS thread,
+     at the best bucket configuration of a short search, against its own single process; and Gloo's all-reduce
+     of the gradient's size alone), and the scale-out plan projected from its largest row (the README's
+     "Scale-out").
 Usage: scripts/bench.sh [--steps N] [--repeats R] [--quick] [--bf16] [--lengths-only] [--data-parallel-only]
        scripts/perf/bench.py --show FILE [--part all|data-parallel|plan]
                                       reprints a saved bench.json: its machine (CPU, LibTorch), the matmul peaks,
@@ -104,6 +107,16 @@ def reference_throughput(threads, blas_threads, steps, shape=(), warmup=3, detai
     return r if details else r["tokens_per_s"]
 
 
+def reference_shape(overrides):
+    """xsa config overrides of the model's shape ("model.n_layer=6") as the reference scripts' options ("--n-layer",
+    "6")."""
+    shape = []
+    for kv in overrides:
+        key, value = kv.split("=")
+        shape += ["--" + key.split(".")[1].replace("_", "-"), value]
+    return shape
+
+
 # The length and size table (GitHub issue 20): model shape, T x batch (4,096 tokens per step up to T = 4,096).
 S2 = ("model.n_layer=6", "model.d_model=256", "model.n_head=8", "model.d_head=32")
 # The reference's best thread configurations at T = 128 (the main table searches all four; 1x1 and 2x2 were
@@ -145,10 +158,7 @@ def length_table(work, steps, peak2, repeats=3):
         overrides = list(model) + [f"data.seq_len={T}", f"train.batch_size={batch}"]
         fpt = flops_per_token(overrides)
         row = {"model": label, "seq_len": T, "batch": batch, "flops_per_token": fpt}
-        shape = ["--seq-len", str(T), "--batch-size", str(batch)]
-        for kv in model:
-            key, value = kv.split("=")
-            shape += ["--" + key.split(".")[1].replace("_", "-"), value]
+        shape = ["--seq-len", str(T), "--batch-size", str(batch)] + reference_shape(model)
         refs = [reference_throughput(t, b, 3, shape, warmup=1, details=True) for t, b in LENGTH_REFERENCE_THREADS]
         best = max(refs, key=lambda r: r["tokens_per_s"])
         row["reference"] = {"tokens_per_s": best["tokens_per_s"], "torch_threads": best["threads"],
@@ -233,20 +243,68 @@ DP_ROWS = [("2 layers, d 128 (default)", (), 1), ("6 layers, d 256, 8 heads", S2
            ("4 layers, d 768, 12 heads (TinyStories-33M's shape)", S33, 5)]
 
 
+# DDP's configurations tried per model (bucket_cap_mb, each with gradient_as_bucket_view off and on; 25 is DDP's
+# default), and the timed all-reduces of the Gloo measurement.
+DDP_BUCKET_CAP_MB = (1, 5, 25, 100)
+GLOO_REPEATS = 10
+
+
+def train_ddp(args):
+    """The JSON line of one scripts/reference/train_ddp.py run (1 torch x 1 OpenBLAS thread per rank, checked as
+    reference_throughput checks its threads): DistributedDataParallel's side of the data-parallel table."""
+    cmd = [PY, "scripts/reference/train_ddp.py", "--threads", "1", "--blas-threads", "1"] + list(args)
+    print("+ " + " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True)
+    r = json.loads([l for l in p.stdout.splitlines() if l.startswith("{")][-1])
+    if r["threads"] != 1 or r["blas_threads"] != 1:
+        sys.exit(f"bench: error: train_ddp.py asked for 1 torch x 1 OpenBLAS thread per rank, ran with "
+                 f"{r['threads']} x {r['blas_threads']} (via {r['blas_threads_via']})")
+    return r
+
+
+def ddp_side(shape, n_steps, parameters):
+    """What the data-parallel table needs of DDP before its measured runs, for one model: the search of DDP's best
+    configuration (every DDP_BUCKET_CAP_MB x gradient_as_bucket_view off/on, 2 ranks, max(3, n_steps / 3) steps each,
+    the first untimed), and Gloo's all-reduce alone (torch.distributed, 2 ranks) of a float32 buffer of the model's
+    gradient size (4 x `parameters`, the table's count). Returns (the row's "ddp" object so far, the train_ddp.py options of the best configuration)."""
+    search_steps = max(3, n_steps // 3)
+    found = train_ddp(["--ranks", "2", "--search", "--search-bucket-cap-mb", ",".join(map(str, DDP_BUCKET_CAP_MB)),
+                       "--steps", str(search_steps), "--warmup", "1"] + shape)
+    best = found["best"]
+    gloo = train_ddp(["--ranks", "2", "--allreduce-bytes", str(4 * int(parameters)), "--allreduce-repeats",
+                      str(GLOO_REPEATS), "--warmup", "2"])["gloo_allreduce"][0]
+    side = {"torch": found["torch"], "threads": found["threads"], "blas_threads": found["blas_threads"],
+            "steps": n_steps, "warmup": 1, "config": best, "search_steps": search_steps,
+            "search": [{k: r[k] for k in ("bucket_cap_mb", "gradient_as_bucket_view", "step_ms_median",
+                                          "tokens_per_s", "allreduce_ms_median", "allreduce_exposed_ms_median")}
+                       for r in found["search"]],
+            "gloo_allreduce": gloo}
+    chosen = ["--bucket-cap-mb", str(best["bucket_cap_mb"])] + \
+        (["--gradient-as-bucket-view"] if best["gradient_as_bucket_view"] else [])
+    return side, chosen
+
+
 def data_parallel_table(work, steps, repeats):
     """For every DP_ROWS model: tokens/s of 1 rank and of 2 ranks (from each run's median step time, so the first
     step's start-up does not count), the all-reduce time per step, the scaling efficiency tok/s(2) / (2 tok/s(1));
-    1 and 2 ranks interleaved, medians of `repeats`."""
+    and the same for the PyTorch reference under DistributedDataParallel at its best configuration (ddp_side), against
+    its own single process (train_ddp.py without --ranks); xsa 1 and 2 ranks, DDP 1 and 2 interleaved, medians of
+    `repeats`."""
     rows = []
     for index, (label, model, steps_divisor) in enumerate(DP_ROWS):
         n_steps = max(4, steps // steps_divisor)
         size = model_size(model)
+        ddp, best = ddp_side(reference_shape(model), n_steps, size["parameters"])
+        shape = reference_shape(model) + ["--steps", str(n_steps), "--warmup", "1"]  # DDP's first step builds buckets
         samples = {1: [], 2: []}
+        ddp_samples = {1: [], 2: []}
         for r in range(repeats):
             for ranks in (1, 2):
                 m = train_throughput(work, f"dp{index}_{ranks}_{r}", ["xsa"], 1, n_steps, extra=model,
                                      ranks=ranks)
                 samples[ranks].append(m)
+            ddp_samples[1].append(train_ddp(shape))
+            ddp_samples[2].append(train_ddp(["--ranks", "2"] + best + shape))
         tokens_per_step = samples[1][0]["tokens_per_step"]  # the global batch: the same for 1 and 2 ranks
         if any(m["tokens_per_step"] != tokens_per_step for m in samples[1] + samples[2]):
             sys.exit(f"bench: error: {label}: the runs' global batches differ")
@@ -261,21 +319,89 @@ def data_parallel_table(work, steps, repeats):
                                    "allreduce_ms": reduce_ms,
                                    "samples_step_ms": [m["step_ms_median"] for m in samples[2]],
                                    "samples_allreduce_ms": [m["allreduce_ms_median"] for m in samples[2]]},
-                     "efficiency": one / (2 * two)})
+                     "efficiency": one / (2 * two), "ddp": ddp_row(ddp, ddp_samples, tokens_per_step)})
     return rows
 
 
+def ddp_row(side, samples, tokens_per_step):
+    """The row's "ddp" object: ddp_side's search and Gloo measurement, and the medians of the measured runs."""
+    if any(r["batch_size"] * r["seq_len"] != tokens_per_step for r in samples[1] + samples[2]):
+        sys.exit("bench: error: the DDP runs' global batch differs from xsa-train's")
+
+    def med(runs, key):
+        return statistics.median(r[key] for r in runs)
+
+    one, two = med(samples[1], "step_ms_median"), med(samples[2], "step_ms_median")
+    return dict(side, parameters=samples[1][0]["parameters"],
+                one_process={"step_ms": one, "tokens_per_s": 1e3 * tokens_per_step / one,
+                             "samples_step_ms": [r["step_ms_median"] for r in samples[1]]},
+                two_ranks={"step_ms": two, "tokens_per_s": 1e3 * tokens_per_step / two,
+                           "allreduce_ms": med(samples[2], "allreduce_ms_median"),
+                           "allreduce_exposed_ms": med(samples[2], "allreduce_exposed_ms_median"),
+                           "buckets": samples[2][0]["buckets"][-1],
+                           "samples_step_ms": [r["step_ms_median"] for r in samples[2]],
+                           "samples_allreduce_ms": [r["allreduce_ms_median"] for r in samples[2]],
+                           "samples_allreduce_exposed_ms": [r["allreduce_exposed_ms_median"] for r in samples[2]]},
+                efficiency=one / (2 * two))
+
+
 def print_data_parallel_table(rows):
-    print("\nData-parallel ranks on one machine: `xsa-train --ranks 2` (2 ranks x 1 thread, c10d/Gloo on 127.0.0.1) "
-          "against 1 rank x 1 thread, the same global batch of 32 x 128 tokens, XSA alone; medians of interleaved "
-          "repeats:\n")
-    print("| model | parameters | 1 rank tok/s | 2 ranks tok/s | all-reduce ms per step (share of the step) | "
-          "gradient MB | scaling efficiency, tok/s(2) / (2 x tok/s(1)) |\n|---|---|---|---|---|---|---|")
+    """The data-parallel table; with DDP's columns where the rows hold a "ddp" object (bench.json files written
+    before GitHub issue 59 have none and print as they always did)."""
+    intro = ("\nData-parallel ranks on one machine: `xsa-train --ranks 2` (2 ranks x 1 thread, c10d/Gloo on 127.0.0.1) "
+             "against 1 rank x 1 thread, the same global batch of 32 x 128 tokens, XSA alone; medians of interleaved "
+             "repeats")
+    if not any("ddp" in r for r in rows):
+        print(intro + ":\n")
+        print("| model | parameters | 1 rank tok/s | 2 ranks tok/s | all-reduce ms per step (share of the step) | "
+              "gradient MB | scaling efficiency, tok/s(2) / (2 x tok/s(1)) |\n|---|---|---|---|---|---|---|")
+        for r in rows:
+            print(f"| {r['model']} | {r['parameters'] / 1e6:.2f} M | " + " | ".join(xsa_cells(r)) + " |")
+        return
+    print(intro + "; beside it the PyTorch reference (scripts/reference/train_ddp.py) under DistributedDataParallel "
+          "(torchrun, 2 ranks x 1 torch thread x 1 OpenBLAS thread, Gloo on 127.0.0.1) at its best configuration "
+          "(below) against its own single process, the same batch and variant:\n")
+    print("| model | parameters | xsa 1 rank tok/s | xsa 2 ranks tok/s | xsa all-reduce ms per step (share of the step) | "
+          "gradient MB | xsa scaling efficiency, tok/s(2) / (2 x tok/s(1)) | DDP 1 process tok/s | DDP 2 ranks tok/s | "
+          "DDP all-reduce ms per step: span (exposed wait) | DDP scaling efficiency | xsa / DDP tok/s, 2 ranks |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        two = r["two_ranks"]
-        print(f"| {r['model']} | {r['parameters'] / 1e6:.2f} M | {r['one_rank']['tokens_per_s']:,.0f} | "
-              f"{two['tokens_per_s']:,.0f} | {two['allreduce_ms']:.1f} ({100 * two['allreduce_ms'] / two['step_ms']:.0f}%)"
-              f" | {4 * r['parameters'] / 1e6:.0f} | **{r['efficiency']:.2f}** (target >= 0.90) |")
+        cells = xsa_cells(r)
+        d = r.get("ddp")
+        if d is None:
+            cells += ["-"] * 5
+        else:
+            two = d["two_ranks"]
+            cells += [f"{d['one_process']['tokens_per_s']:,.0f}", f"{two['tokens_per_s']:,.0f}",
+                      f"{two['allreduce_ms']:.1f} ({two['allreduce_exposed_ms']:.1f})", f"**{d['efficiency']:.2f}**",
+                      f"{r['two_ranks']['tokens_per_s'] / two['tokens_per_s']:.2f}x"]
+        print(f"| {r['model']} | {r['parameters'] / 1e6:.2f} M | " + " | ".join(cells) + " |")
+    print("\nDDP's configuration per model: the median step ms at 2 ranks of every bucket_cap_mb x "
+          "gradient_as_bucket_view tried (one launch, one after another; the fastest, in bold, is the one measured "
+          "above), and Gloo's all-reduce alone (torch.distributed, 2 ranks, a float32 buffer of the gradient's size, "
+          "rank 0's median after a barrier):\n")
+    print("| model | DDP search: step ms per bucket MB, gradient_as_bucket_view off / on | Gloo all-reduce of the "
+          "gradient |\n|---|---|---|")
+    for r in rows:
+        d = r.get("ddp")
+        if d is None:
+            continue
+        best = (d["config"]["bucket_cap_mb"], d["config"]["gradient_as_bucket_view"])
+        tried = []
+        for t in d["search"]:
+            cell = f"{t['bucket_cap_mb']:g} MB {'on' if t['gradient_as_bucket_view'] else 'off'}: {t['step_ms_median']:,.0f}"
+            tried.append(f"**{cell}**" if (t["bucket_cap_mb"], t["gradient_as_bucket_view"]) == best else cell)
+        g = d["gloo_allreduce"]
+        print(f"| {r['model']} | {', '.join(tried)} ({d['search_steps']} steps each) | {g['bytes'] / 1e6:.1f} MB in "
+              f"{g['ms_median']:.1f} ms: {g['MB_per_s']:,.0f} MB/s |")
+
+
+def xsa_cells(r):
+    """xsa-train's cells of a data-parallel row, from "1 rank tok/s" to the scaling efficiency."""
+    two = r["two_ranks"]
+    return [f"{r['one_rank']['tokens_per_s']:,.0f}", f"{two['tokens_per_s']:,.0f}",
+            f"{two['allreduce_ms']:.1f} ({100 * two['allreduce_ms'] / two['step_ms']:.0f}%)",
+            f"{4 * r['parameters'] / 1e6:.0f}", f"**{r['efficiency']:.2f}** (target >= 0.90)"]
 
 
 # The scale-out plan (README "Scale-out"): one epoch of the full TinyStories on N nodes of this machine's kind,
@@ -427,7 +553,8 @@ def print_show(result, part="all"):
     if part == "plan":
         print_scaleout_plan(result["data_parallel"], cores)
         return
-    torches = sorted({str(r["reference"]["torch"]) for r in result.get("lengths", []) if "torch" in r["reference"]})
+    torches = sorted({str(r["reference"]["torch"]) for r in result.get("lengths", []) if "torch" in r["reference"]}
+                     | {str(r["ddp"]["torch"]) for r in result.get("data_parallel", []) if "ddp" in r})
     print(machine_line(micro, ", ".join(torches)))
     if part == "all":
         print_peaks(micro)
@@ -460,9 +587,7 @@ def check_show_result(result, path, part="all"):
     for key in ("flags_present", "flags_absent"):
         for i, flag in enumerate(need(cpu, key, f"{where}.cpu", "array")):
             user_input.check(flag, f"{where}.cpu.{key}[{i}]", "string")
-    if not isinstance(need(cpu, "bf16_native", f"{where}.cpu"), bool):
-        raise InputError(f"{where}.cpu.bf16_native: expected true or false, got "
-                         f"{user_input.json_type(cpu['bf16_native'])}")
+    boolean(cpu, "bf16_native", f"{where}.cpu")
     need(micro, "torch", where, "string")
     need(micro, "vocab", where, "integer")
     config = need(micro, "config", where, "object")
@@ -503,14 +628,14 @@ def check_show_result(result, path, part="all"):
         where = f"{path}: data_parallel[{i}]"
         need(row, "model", where, "string")
         for key in ("parameters", "flops_per_token", "efficiency"):
-            if need(row, key, where, "number") <= 0:
-                raise InputError(f"{where}.{key}: expected a positive number, got {row[key]}")
+            positive(row, key, where)
         for key, fields in (("one_rank", ("step_ms", "tokens_per_s")),
                             ("two_ranks", ("step_ms", "tokens_per_s", "allreduce_ms"))):
             side = need(row, key, where, "object")
             for field in fields:
-                if need(side, field, f"{where}.{key}", "number") <= 0:
-                    raise InputError(f"{where}.{key}.{field}: expected a positive number, got {side[field]}")
+                positive(side, field, f"{where}.{key}")
+        if "ddp" in row:  # GitHub issue 59; files written before have none
+            check_ddp(need(row, "ddp", where, "object"), f"{where}.ddp")
     for i, row in enumerate(user_input.check(result.get("lengths", []), f"{path}: lengths", "array")):
         where = f"{path}: lengths[{i}]"
         need(row, "model", where, "string")
@@ -528,6 +653,52 @@ def check_show_result(result, path, part="all"):
                 need(m, key, f"{where}.{impl}", "number")
             if "over_reference" in m:
                 need(m, "over_reference", f"{where}.{impl}", "number")
+
+
+def positive(obj, key, where):
+    """obj[key], a positive finite number, or an InputError naming it."""
+    value = need(obj, key, where, "number")
+    if value <= 0:
+        raise InputError(f"{user_input.inner(where, key)}: expected a positive number, got {value}")
+    return value
+
+
+def boolean(obj, key, where):
+    """obj[key], true or false, or an InputError naming it."""
+    value = need(obj, key, where)
+    if not isinstance(value, bool):
+        raise InputError(f"{user_input.inner(where, key)}: expected true or false, got {user_input.json_type(value)}")
+    return value
+
+
+def check_ddp(ddp, where):
+    """A data-parallel row's "ddp" object (ddp_row), the fields print_data_parallel_table reads."""
+    need(ddp, "torch", where, "string")
+    positive(ddp, "efficiency", where)
+    positive(ddp, "search_steps", where)
+    for key, fields in (("one_process", ("step_ms", "tokens_per_s")),
+                        ("two_ranks", ("step_ms", "tokens_per_s", "allreduce_ms"))):
+        side = need(ddp, key, where, "object")
+        for field in fields:
+            positive(side, field, f"{where}.{key}")
+    if need(ddp["two_ranks"], "allreduce_exposed_ms", f"{where}.two_ranks", "number") < 0:
+        raise InputError(f"{where}.two_ranks.allreduce_exposed_ms: expected a number >= 0, got "
+                         f"{ddp['two_ranks']['allreduce_exposed_ms']}")
+    config = need(ddp, "config", where, "object")
+    positive(config, "bucket_cap_mb", f"{where}.config")
+    boolean(config, "gradient_as_bucket_view", f"{where}.config")
+    tried = need(ddp, "search", where, "array")
+    if not tried:
+        raise InputError(f"{where}.search: no configurations")
+    for j, t in enumerate(tried):
+        positive(t, "bucket_cap_mb", f"{where}.search[{j}]")
+        boolean(t, "gradient_as_bucket_view", f"{where}.search[{j}]")
+        positive(t, "step_ms_median", f"{where}.search[{j}]")
+    gloo = need(ddp, "gloo_allreduce", where, "object")
+    for key in ("bytes", "ms_median", "MB_per_s"):
+        positive(gloo, key, f"{where}.gloo_allreduce")
+    for j, ms in enumerate(need(gloo, "samples_ms", f"{where}.gloo_allreduce", "array")):
+        user_input.check(ms, f"{where}.gloo_allreduce.samples_ms[{j}]", "number")
 
 
 def show(path, part="all"):
@@ -572,7 +743,8 @@ def main():
     ap.add_argument("--lengths-only", action="store_true",
                     help="only the sgemm peak and the length and size table (both attention implementations)")
     ap.add_argument("--data-parallel-only", action="store_true",
-                    help="only the data-parallel table (1 rank against --ranks 2) and the scale-out plan")
+                    help="only the data-parallel table (1 rank against --ranks 2, xsa-train and PyTorch's DDP) and "
+                         "the scale-out plan")
     ap.add_argument("--show", metavar="FILE", help="print the tables of this bench.json and stop")
     ap.add_argument("--part", choices=SHOW_PARTS, default="all",
                     help="with --show: everything, the data-parallel table and plan, or the plan alone")

@@ -3,7 +3,9 @@
 table (fp32 and bf16 rows) and of the fused kernel table (GFLOP/s of the causal half: 7·D·T² FLOPs, as
 xsa::flash_kernel_flops), and every cell and ratio of the length and size table, against values worked out by hand
 from the file's numbers; the data-parallel table and the scale-out plan (also alone, --part plan) against values
-worked out by hand from the plan's formula; a failed measurement shown as its error, and a bad file refused with a
+worked out by hand from the plan's formula; the same table with DDP's columns and search lines (GitHub issue 59)
+where the rows hold a "ddp" object, "-" for a row without one, and a file without any printed exactly as before
+(no DDP column); a failed measurement shown as its error, and a bad file refused with a
 one-line error naming it: also a number that is NaN, Infinity, 1e999 or an integer beyond a float's range (named
 by its key), and finite numbers whose product overflows. Then what bench.py writes: --show to a full stdout
 (/dev/full), bench.json onto a folder, into a folder where nothing can be created and on a full disk
@@ -89,6 +91,55 @@ DP_LINES = [
     "| big | 25.00 M | 500 | 891 | 500.0 (11%) | 100 | **0.89** (target >= 0.90) |",
 ]
 
+# A file written before GitHub issue 59 (no "ddp" in its rows) prints the table as it always did: this header, no
+# DDP column and no DDP line anywhere.
+DP_HEADER = ("| model | parameters | 1 rank tok/s | 2 ranks tok/s | all-reduce ms per step (share of the step) | "
+             "gradient MB | scaling efficiency, tok/s(2) / (2 x tok/s(1)) |")
+
+
+def ddp(torch, one_ms, one_tok, two_ms, two_tok, span, exposed, efficiency, best, search, gloo):
+    return {"torch": torch, "threads": 1, "blas_threads": 1, "steps": 8, "warmup": 1, "parameters": 1e6,
+            "config": dict(best, static_graph=False), "search_steps": 3,
+            "search": [{"bucket_cap_mb": cap, "gradient_as_bucket_view": view, "step_ms_median": ms,
+                        "tokens_per_s": 4096e3 / ms, "allreduce_ms_median": 1.0, "allreduce_exposed_ms_median": 0.5}
+                       for cap, view, ms in search],
+            "one_process": {"step_ms": one_ms, "tokens_per_s": one_tok},
+            "two_ranks": {"step_ms": two_ms, "tokens_per_s": two_tok, "allreduce_ms": span,
+                          "allreduce_exposed_ms": exposed, "buckets": 3},
+            "efficiency": efficiency,
+            "gloo_allreduce": dict(zip(("bytes", "ms_median", "MB_per_s", "samples_ms"), gloo))}
+
+
+# The same rows with DDP beside them (a torch other than the length table's, so the machine line names both).
+DDP_SMALL = ddp("2.6.0", 200.0, 20480.0, 110.0, 37236.36, 30.26, 4.54, 200 / 220, {"bucket_cap_mb": 25,
+                "gradient_as_bucket_view": False}, [(1, False, 130), (1, True, 125.4), (25, False, 110.0),
+                                                    (25, True, 118)], (4e6, 8.0, 500.0, [8.0, 7.5, 9.0]))
+DDP_BIG = ddp("2.6.0", 16384.0, 250.0, 9000.0, 455.1, 812.34, 101.06, 16384 / 18000, {"bucket_cap_mb": 0.5,
+              "gradient_as_bucket_view": True}, [(0.5, False, 9500), (0.5, True, 9000), (100, False, 9800),
+                                                 (100, True, 9900)], (1e8, 250.0, 400.0, [250.0]))
+BENCH_DDP = dict(BENCH, data_parallel=[dict(BENCH["data_parallel"][0], ddp=DDP_SMALL),
+                                       dict(BENCH["data_parallel"][1], ddp=DDP_BIG)])
+# Worked out by hand: DDP efficiency 200 / (2 x 110) = 0.91 and 16,384 / 18,000 = 0.91; xsa / DDP at 2 ranks
+# 74,472.7 / 37,236.36 = 2.00 and 891.2 / 455.1 = 1.96; the fastest configuration of each search in bold.
+DDP_LINES = [
+    "CPU: Test CPU, 4 cores; flags: avx2 fma; absent: amx_bf16; native bf16: no; LibTorch 9.9.0 "
+    "(PyTorch reference: torch 1.13.0a0, 2.6.0)",
+    "| model | parameters | xsa 1 rank tok/s | xsa 2 ranks tok/s | xsa all-reduce ms per step (share of the step) | "
+    "gradient MB | xsa scaling efficiency, tok/s(2) / (2 x tok/s(1)) | DDP 1 process tok/s | DDP 2 ranks tok/s | "
+    "DDP all-reduce ms per step: span (exposed wait) | DDP scaling efficiency | xsa / DDP tok/s, 2 ranks |",
+    "| small | 1.00 M | 40,960 | 74,473 | 5.5 (10%) | 4 | **0.91** (target >= 0.90) | 20,480 | 37,236 | 30.3 (4.5) "
+    "| **0.91** | 2.00x |",
+    "| big | 25.00 M | 500 | 891 | 500.0 (11%) | 100 | **0.89** (target >= 0.90) | 250 | 455 | 812.3 (101.1) | "
+    "**0.91** | 1.96x |",
+    "| small | 1 MB off: 130, 1 MB on: 125, **25 MB off: 110**, 25 MB on: 118 (3 steps each) | 4.0 MB in 8.0 ms: "
+    "500 MB/s |",
+    "| big | 0.5 MB off: 9,500, **0.5 MB on: 9,000**, 100 MB off: 9,800, 100 MB on: 9,900 (3 steps each) | 100.0 MB "
+    "in 250.0 ms: 400 MB/s |",
+]
+# A row without DDP in a file that has it elsewhere: its DDP cells are "-" and it has no search line.
+MIXED = dict(BENCH, data_parallel=[dict(BENCH["data_parallel"][0], ddp=DDP_SMALL), BENCH["data_parallel"][1]])
+MIXED_LINES = ["| big | 25.00 M | 500 | 891 | 500.0 (11%) | 100 | **0.89** (target >= 0.90) | - | - | - | - | - |"]
+
 EXPECTED_LINES = DP_LINES + PLAN_LINES + [
     "CPU: Test CPU, 4 cores; flags: avx2 fma; absent: amx_bf16; native bf16: no; LibTorch 9.9.0 "
     "(PyTorch reference: torch 1.13.0a0)",
@@ -138,6 +189,9 @@ def main():
                 failures.append(f"--part plan: no line starts with: {want}")
         if any(line.startswith("CPU:") or line.startswith("| small") for line in plan):
             failures.append("--part plan printed more than the plan")
+        if DP_HEADER not in lines or any("DDP" in line for line in lines):
+            failures.append("a file without DDP: the data-parallel table's header changed or DDP is mentioned")
+        extra_ddp = check_ddp(bench_py, d, failures)
         bad = {"no lengths": {"steps": 8, "xsa_bench": XSA_BENCH},  # and no data_parallel
                "a row without its reference": dict(BENCH, lengths=[{"model": "x"}]),
                "no CPU": dict(BENCH, xsa_bench={k: v for k, v in XSA_BENCH.items() if k != "cpu"}),
@@ -164,9 +218,70 @@ def main():
         extra = check_extremes(bench_py, d, failures) + check_writes(bench_py, d, good, failures)
     for f in failures:
         print("FAIL " + f)
-    print(f"check_bench_show: {len(EXPECTED_LINES) + len(PLAN_LINES) + 1 + len(bad) + extra} checks, "
+    print(f"check_bench_show: {len(EXPECTED_LINES) + len(PLAN_LINES) + 2 + len(bad) + extra + extra_ddp} checks, "
           f"{len(failures)} failed")
     return 1 if failures else 0
+
+
+def check_ddp(bench_py, d, failures):
+    """DDP's columns and search lines (GitHub issue 59) against hand-worked values, --part data-parallel and plan on
+    such a file, a row without DDP among rows with it, and malformed "ddp" objects refused with one line naming the
+    key."""
+    checks = 0
+    for name, doc, part, wanted in (("DDP beside xsa", BENCH_DDP, "all", DDP_LINES + PLAN_LINES),
+                                    ("DDP, --part data-parallel", BENCH_DDP, "data-parallel", DDP_LINES + PLAN_LINES),
+                                    ("DDP, --part plan", BENCH_DDP, "plan", PLAN_LINES),
+                                    ("DDP on one row of two", MIXED, "all", DDP_LINES[2:3] + MIXED_LINES)):
+        path = f"{d}/ddp.json"
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        out = subprocess.run([sys.executable, bench_py, "--show", path, "--part", part], capture_output=True, text=True)
+        lines = out.stdout.splitlines()
+        for want in wanted:
+            checks += 1
+            if out.returncode != 0 or not any(line.startswith(want) or (want.startswith("at about") and want in line)
+                                              for line in lines):
+                failures.append(f"{name}: exit {out.returncode} {out.stderr.strip()!r}, no line starts with: {want}")
+        checks += 1
+        if name == "DDP on one row of two" and any(line.startswith("| big | 0.5 MB") for line in lines):
+            failures.append(f"{name}: a search line for the row without DDP")
+    row = BENCH_DDP["data_parallel"][0]
+    bad = {  # name: (the row's ddp object, the key the line must name)
+        "a DDP row without its Gloo all-reduce": ({k: v for k, v in DDP_SMALL.items() if k != "gloo_allreduce"},
+                                                  "data_parallel[0].ddp: missing key gloo_allreduce"),
+        "gradient_as_bucket_view a string": (dict(DDP_SMALL, config={"bucket_cap_mb": 25,
+                                                                     "gradient_as_bucket_view": "no"}),
+                                             "data_parallel[0].ddp.config.gradient_as_bucket_view"),
+        "an empty search": (dict(DDP_SMALL, search=[]), "data_parallel[0].ddp.search"),
+        "a negative exposed wait": (dict(DDP_SMALL, two_ranks=dict(DDP_SMALL["two_ranks"], allreduce_exposed_ms=-1)),
+                                    "data_parallel[0].ddp.two_ranks.allreduce_exposed_ms"),
+        "a search step time of 0": (dict(DDP_SMALL, search=[dict(DDP_SMALL["search"][0], step_ms_median=0)]),
+                                    "data_parallel[0].ddp.search[0].step_ms_median"),
+        "a Gloo sample that is a string": (dict(DDP_SMALL, gloo_allreduce=dict(DDP_SMALL["gloo_allreduce"],
+                                                                               samples_ms=[1, "fast"])),
+                                           "data_parallel[0].ddp.gloo_allreduce.samples_ms[1]"),
+        "ddp not an object": ([], "data_parallel[0].ddp: expected an object"),
+    }
+    for name, (value, key) in bad.items():
+        path = f"{d}/bad_ddp.json"
+        with open(path, "w") as f:
+            json.dump(dict(BENCH_DDP, data_parallel=[dict(row, ddp=value)]), f)
+        checks += 1
+        out = subprocess.run([sys.executable, bench_py, "--show", path], capture_output=True, text=True)
+        problem = one_line_error(out, path, 2)
+        if problem or key not in out.stderr:
+            failures.append(f"{name}: {problem or f'the line does not name {key}: {out.stderr.strip()!r}'}")
+    # NaN where DDP's efficiency goes: not finite, named by its key
+    path = f"{d}/nan_ddp.json"
+    with open(path, "w") as f:
+        f.write(json.dumps(BENCH_DDP).replace('"efficiency": 0.9090909090909091, "gloo_allreduce"',
+                                              '"efficiency": NaN, "gloo_allreduce"', 1))
+    out = subprocess.run([sys.executable, bench_py, "--show", path], capture_output=True, text=True)
+    checks += 1
+    problem = one_line_error(out, path, 2)
+    if problem or "data_parallel[0].ddp.efficiency" not in out.stderr or "finite" not in out.stderr:
+        failures.append(f"DDP efficiency NaN: {problem or out.stderr.strip()!r}")
+    return checks
 
 
 def one_line_error(out, path, code):

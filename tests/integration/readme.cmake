@@ -53,7 +53,8 @@ add_readme_check_test(readme.tables_rejects_a_stray_marker stray_marker.md
 add_readme_check_test(readme.tables_check_catches_an_edited_bench_block bench_edited.md
   "README block `bench tests/fixtures/readme/bench.json` differs[^\n]*\n.*-\\| 2 layers, d 128 \\(default\\) \\| 128 x 32 \\| 13,096 .*readme_tables: 1 blocks checked, 1 differ\nexit code 1\n")
 
-# bench.py --show renders a bench.json's machine line, matmul peaks, step, fused kernel and length and size tables:
-# every cell and ratio of a hand-made file against hand-worked values, and a bad file refused with one line naming it.
+# bench.py --show renders a bench.json's machine line, matmul peaks, step, fused kernel and length and size tables,
+# and its data-parallel table with and without DDP's columns: every cell and ratio of a hand-made file against
+# hand-worked values, and a bad file refused with one line naming it.
 add_test(NAME readme.bench_show_table
   COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/check_bench_show.py ${CMAKE_SOURCE_DIR}/scripts/perf/bench.py)
