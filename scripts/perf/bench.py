@@ -62,19 +62,23 @@ def run(cmd, **kw):
 REFERENCE_THREADS = [(1, 1), (1, 2), (2, 1), (2, 2)]
 
 
+def timed_run_overrides(variants, workers, steps, precision="fp32"):
+    """The --set overrides of a timed xsa-train run: 1 thread per run, no checkpoints, samples or periodic
+    evaluation beyond the last step."""
+    return [f"runtime.precision={precision}", f"attention.variants=[{','.join(variants)}]",
+            f"runtime.workers={workers}", "runtime.threads=1", f"train.steps={steps}", "train.warmup_steps=2",
+            "train.checkpoint_interval=0", f"eval.interval={steps}", f"metrics.bias_interval={steps}",
+            "eval.batches=1", "metrics.bias_batches=1", "sample.count=0"]
+
+
 def train_throughput(out_root, name, variants, workers, steps, precision="fp32", extra=(), ranks=1):
     """tokens/s of the training steps of one xsa-train run (sum over concurrent runs) and its peak RSS.
     extra: more --set overrides (model shape, sequence length, attention.impl); ranks: data-parallel ranks
     (--ranks; the global batch stays train.batch_size)."""
     out = os.path.join(out_root, name)
-    extra_args = [a for kv in extra for a in ("--set", kv)] + (["--ranks", str(ranks)] if ranks > 1 else [])
-    run([os.path.join(BUILD, "xsa-train"), "--config", "configs/default.yaml", "--out", out, "--quiet",
-         "--set", f"runtime.precision={precision}",
-         "--set", f"attention.variants=[{','.join(variants)}]", "--set", f"runtime.workers={workers}",
-         "--set", "runtime.threads=1", "--set", f"train.steps={steps}", "--set", "train.warmup_steps=2",
-         "--set", "train.checkpoint_interval=0", "--set", f"eval.interval={steps}", "--set",
-         f"metrics.bias_interval={steps}", "--set", "eval.batches=1", "--set", "metrics.bias_batches=1",
-         "--set", "sample.count=0"] + extra_args)
+    extra_args = [a for kv in timed_run_overrides(variants, workers, steps, precision) + list(extra)
+                  for a in ("--set", kv)] + (["--ranks", str(ranks)] if ranks > 1 else [])
+    run([os.path.join(BUILD, "xsa-train"), "--config", "configs/default.yaml", "--out", out, "--quiet"] + extra_args)
     r = json.load(open(os.path.join(out, "results.json")))
     per_run = {x["variant"]: x["timing"]["tokens_per_s"] for x in r["runs"]}
     if workers > 1:
@@ -295,6 +299,7 @@ def data_parallel_table(work, steps, repeats):
         n_steps = max(4, steps // steps_divisor)
         size = model_size(model)
         ddp, best = ddp_side(reference_shape(model), n_steps, size["parameters"])
+        xsa_allreduce = xsa_allreduce_alone(4 * int(size["parameters"]))
         shape = reference_shape(model) + ["--steps", str(n_steps), "--warmup", "1"]  # DDP's first step builds buckets
         samples = {1: [], 2: []}
         ddp_samples = {1: [], 2: []}
@@ -319,8 +324,20 @@ def data_parallel_table(work, steps, repeats):
                                    "allreduce_ms": reduce_ms,
                                    "samples_step_ms": [m["step_ms_median"] for m in samples[2]],
                                    "samples_allreduce_ms": [m["allreduce_ms_median"] for m in samples[2]]},
-                     "efficiency": one / (2 * two), "ddp": ddp_row(ddp, ddp_samples, tokens_per_step)})
+                     "efficiency": one / (2 * two), "ddp": ddp_row(ddp, ddp_samples, tokens_per_step),
+                     "xsa_allreduce": xsa_allreduce})
     return rows
+
+
+def xsa_allreduce_alone(nbytes):
+    """xsa's all-reduce alone (xsa-bench --allreduce-mb: RankGroup::start_sum, the path of training's buckets), 2
+    local ranks, a float32 buffer of `nbytes`, rank 0's median of GLOO_REPEATS after a barrier: beside Gloo's through
+    torch.distributed on the same size."""
+    cmd = [os.path.join(BUILD, "xsa-bench"), "--allreduce-mb", f"{nbytes / 1e6:.6f}", "--ranks", "2", "--repeats",
+           str(GLOO_REPEATS)]
+    print("+ " + " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True)
+    return json.loads([l for l in p.stdout.splitlines() if l.startswith("{")][-1])
 
 
 def ddp_row(side, samples, tokens_per_step):
@@ -381,7 +398,7 @@ def print_data_parallel_table(rows):
           "above), and Gloo's all-reduce alone (torch.distributed, 2 ranks, a float32 buffer of the gradient's size, "
           "rank 0's median after a barrier):\n")
     print("| model | DDP search: step ms per bucket MB, gradient_as_bucket_view off / on | Gloo all-reduce of the "
-          "gradient |\n|---|---|---|")
+          "gradient (torch.distributed) | xsa's all-reduce of the gradient (xsa-bench --allreduce-mb) |\n|---|---|---|---|")
     for r in rows:
         d = r.get("ddp")
         if d is None:
@@ -392,8 +409,11 @@ def print_data_parallel_table(rows):
             cell = f"{t['bucket_cap_mb']:g} MB {'on' if t['gradient_as_bucket_view'] else 'off'}: {t['step_ms_median']:,.0f}"
             tried.append(f"**{cell}**" if (t["bucket_cap_mb"], t["gradient_as_bucket_view"]) == best else cell)
         g = d["gloo_allreduce"]
+        x = r.get("xsa_allreduce")
+        mine = (f"{x['bytes'] / 1e6:.1f} MB in {x['ms_median']:.1f} ms: {x['MB_per_s']:,.0f} MB/s "
+                f"({x['MB_per_s'] / g['MB_per_s']:.2f}x Gloo's)") if x else "-"
         print(f"| {r['model']} | {', '.join(tried)} ({d['search_steps']} steps each) | {g['bytes'] / 1e6:.1f} MB in "
-              f"{g['ms_median']:.1f} ms: {g['MB_per_s']:,.0f} MB/s |")
+              f"{g['ms_median']:.1f} ms: {g['MB_per_s']:,.0f} MB/s | {mine} |")
 
 
 def xsa_cells(r):
@@ -413,14 +433,102 @@ PLAN_SEQUENCES = 512           # the global batch in sequences of 128 tokens (65
 PLAN_HOP_LATENCY_S = 50e-6     # an assumption: one TCP message between nodes on Ethernet; not measured here
 
 
-def scaleout_plan(row, cores):
+# A shaped network (GitHub issue 59): xsa-train's ranks of the largest data-parallel row's model in network
+# namespaces joined by tc-shaped links (scripts/perf/shaped_link.py); "unshaped" is the same namespaces without tc,
+# the reference step each rate's prediction adds the wire time to. At 1 Gbit/s also without buckets
+# (runtime.dist_bucket_mb=0: nothing overlapped), the plan's old model as it was written.
+SHAPED_RANKS = (2, 4)
+SHAPED_RATES = ("unshaped", "10gbit", "1gbit")
+SHAPED_STEPS = 5
+FRAME_BYTES_PER_PAYLOAD = 1514 / 1448  # a shaper counts whole Ethernet frames (MTU 1500, TCP timestamps)
+
+
+def shaped_link_table(work):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import shaped_link  # scripts/perf/shaped_link.py: needs root and iproute2
+    label, model, _ = DP_ROWS[-1]
+    runs = []
+    for ranks in SHAPED_RANKS:
+        for rate in SHAPED_RATES:
+            for mib in ((25, 0) if rate == "1gbit" else (25,)):
+                out = os.path.join(work, f"shaped_{ranks}_{rate}_{mib}")
+                overrides = timed_run_overrides(["xsa"], 1, SHAPED_STEPS) + list(model) + [
+                    f"runtime.dist_bucket_mb={mib}"]
+                print(f"+ shaped_link: {ranks} ranks at {rate}, dist_bucket_mb {mib}", flush=True)
+                m = shaped_link.train_xsa(out, ranks, rate, overrides=overrides)
+                runs.append({"ranks": ranks, "rate": rate, "rate_bits_per_s": m["rate_bits_per_s"],
+                             "dist_bucket_mb": mib, "step_ms": m["step_ms_median"],
+                             "allreduce_ms": m["allreduce_ms_median"], "tokens_per_s": m["tokens_per_s"]})
+    parameters = model_size(model)["parameters"]
+    return {"model": label, "overrides": list(model), "parameters": parameters, "steps": SHAPED_STEPS,
+            "runs": runs, "fit": shaped_fit(runs, parameters)}
+
+
+def wire_s(ranks, nbytes, bits_per_s):
+    """A ring all-reduce's time on the wire: each rank sends and receives 2(R-1)/R x S bytes (plus frame headers)."""
+    return 2.0 * (ranks - 1) / ranks * nbytes * FRAME_BYTES_PER_PAYLOAD * 8 / bits_per_s
+
+
+def shaped_fit(runs, parameters):
+    """The plan's cost model against the shaped runs. Before the fit (the model as the plan had it, nothing
+    overlapped): step(rate) = step(unshaped) + wire time. With overlap: step = step(unshaped) + max(0, wire -
+    h x step(unshaped)), h the share of a step that hides communication (the backward pass after the first bucket),
+    fitted by least squares on the relative errors of the bucketed runs (grid of 0.001)."""
+    S = 4.0 * parameters
+    base = {r["ranks"]: r["step_ms"] / 1e3 for r in runs if r["rate"] == "unshaped"}
+    shaped = [r for r in runs if r["rate"] != "unshaped"]
+
+    def predict(r, h):
+        b = base[r["ranks"]]
+        return b + max(0.0, wire_s(r["ranks"], S, r["rate_bits_per_s"]) - h * b)
+
+    bucketed = [r for r in shaped if r["dist_bucket_mb"] > 0]
+    h = min((k / 1000 for k in range(1001)),
+            key=lambda h: sum((predict(r, h) / (r["step_ms"] / 1e3) - 1) ** 2 for r in bucketed))
+    points = [{"ranks": r["ranks"], "rate": r["rate"], "dist_bucket_mb": r["dist_bucket_mb"],
+               "measured_s": r["step_ms"] / 1e3, "wire_s": wire_s(r["ranks"], S, r["rate_bits_per_s"]),
+               "before_fit_s": predict(r, 0.0),
+               "fitted_s": predict(r, h if r["dist_bucket_mb"] > 0 else 0.0)} for r in shaped]
+    for p in points:
+        p["before_fit_error"] = p["before_fit_s"] / p["measured_s"] - 1
+        p["fitted_error"] = p["fitted_s"] / p["measured_s"] - 1
+    return {"hidden_fraction": h, "points": points}
+
+
+def print_shaped_link_table(shaped):
+    fit = shaped["fit"]
+    print(f"\nA shaped network: `xsa-train` ranks of {shaped['model']} ({shaped['parameters'] / 1e6:.1f}M parameters, "
+          f"{4 * shaped['parameters'] / 1e6:.0f} MB of gradient) in network namespaces on a bridge, every link shaped "
+          f"by tc tbf (scripts/perf/shaped_link.py), 1 thread per rank on this machine's cores, {shaped['steps']} steps "
+          f"per run (median step); predicted = the step unshaped + the ring all-reduce's wire time 2(R-1)/R x S x "
+          f"1514/1448 x 8 / rate, before the fit with nothing hidden, fitted with max(0, wire - h x step unshaped), "
+          f"h = {fit['hidden_fraction']:.3f} (least squares over the bucketed runs):\n")
+    print("| ranks | link | buckets | step s measured | wire s | predicted before the fit (error) | fitted (error) |\n"
+          "|---|---|---|---|---|---|---|")
+    base = {r["ranks"]: r for r in shaped["runs"] if r["rate"] == "unshaped"}
+    for ranks, b in sorted(base.items()):
+        print(f"| {ranks} | unshaped | {b['dist_bucket_mb']:g} MiB | {b['step_ms'] / 1e3:.2f} | - | - | - |")
+    for p in fit["points"]:
+        buckets = f"{p['dist_bucket_mb']:g} MiB" if p["dist_bucket_mb"] > 0 else "none (after backward)"
+        print(f"| {p['ranks']} | {p['rate']} | {buckets} | {p['measured_s']:.2f} | {p['wire_s']:.2f} | "
+              f"{p['before_fit_s']:.2f} ({100 * p['before_fit_error']:+.0f}%) | {p['fitted_s']:.2f} "
+              f"({100 * p['fitted_error']:+.0f}%) |")
+
+
+def scaleout_plan(row, cores, hidden=0.0):
     """Per (nodes, Gbit/s): ranks R = nodes x cores (one rank per core, as measured), and per step
     t_compute = tokens per rank / (1-rank tok/s), t_copy = 2(R-1)/R x S x (measured loopback all-reduce ms per
     byte), t_wire = 2(R-1)/R x S / bandwidth, t_latency = 2(R-1) x hop latency (a ring all-reduce: 2(R-1) steps);
-    step = their sum (the all-reduce follows the backward pass, nothing overlaps)."""
+    t_comm = their sum; step = t_compute + max(0, t_comm - hidden x t_compute), `hidden` the share of a step that
+    hides communication (the shaped-link fit; 0 = nothing overlaps). The loopback cost per byte is xsa's all-reduce
+    alone (xsa-bench --allreduce-mb) where the row has it, else (files before the buckets) the step's all-reduce
+    time, when that was the whole all-reduce."""
     S = 4.0 * row["parameters"]  # fp32 gradient bytes
     rate = row["one_rank"]["tokens_per_s"]
-    copy_s_per_byte = row["two_ranks"]["allreduce_ms"] / 1e3 / S  # 2 ranks: each moves S bytes
+    if "xsa_allreduce" in row:
+        copy_s_per_byte = 1.0 / (row["xsa_allreduce"]["MB_per_s"] * 1e6)  # 2 ranks: each moves S bytes
+    else:
+        copy_s_per_byte = row["two_ranks"]["allreduce_ms"] / 1e3 / S
     tokens_per_step = PLAN_SEQUENCES * 128
     steps = PLAN_TOKENS / tokens_per_step
     out = []
@@ -430,14 +538,17 @@ def scaleout_plan(row, cores):
             moved = 2.0 * (R - 1) / R * S
             t_compute = tokens_per_step / R / rate
             t_comm = moved * copy_s_per_byte + moved / (gbits * 1e9 / 8) + 2 * (R - 1) * PLAN_HOP_LATENCY_S
+            step = t_compute + max(0.0, t_comm - hidden * t_compute)
             out.append({"gbits": gbits, "nodes": nodes, "ranks": R, "compute_s": t_compute, "comm_s": t_comm,
-                        "efficiency": t_compute / (t_compute + t_comm), "epoch_h": steps * (t_compute + t_comm) / 3600})
-    return {"bytes": S, "rate": rate, "copy_s_per_byte": copy_s_per_byte, "steps": steps, "rows": out}
+                        "efficiency": t_compute / step, "epoch_h": steps * step / 3600})
+    return {"bytes": S, "rate": rate, "copy_s_per_byte": copy_s_per_byte, "steps": steps, "rows": out,
+            "hidden": hidden}
 
 
-def print_scaleout_plan(rows, cores):
+def print_scaleout_plan(rows, cores, shaped=None):
     row = rows[-1]
-    plan = scaleout_plan(row, cores)
+    hidden = shaped["fit"]["hidden_fraction"] if shaped else 0.0
+    plan = scaleout_plan(row, cores, hidden)
     print(f"\nOne epoch of TinyStories ({PLAN_TOKENS / 1e6:.0f}M tokens) for {row['model']}, "
           f"{row['parameters'] / 1e6:.1f}M parameters, on N nodes of {cores} cores like this one, one rank per core; "
           f"global batch {PLAN_SEQUENCES} x 128 = {PLAN_SEQUENCES * 128:,} tokens, {plan['steps']:,.0f} steps:\n")
@@ -448,17 +559,23 @@ def print_scaleout_plan(rows, cores):
               f"{p['efficiency']:.2f} | {p['epoch_h']:.1f} |")
     S = plan["bytes"]
     # Where it stops scaling: compute per step falls as 1/N, the all-reduce does not (2S/bandwidth for large R).
-    halves = []
+    # With overlap, efficiency 0.5 where t_compute = t_comm - hidden x t_compute: (1 + hidden) times more nodes.
+    halves, before = [], []
     for gbits in PLAN_GBITS:
         comm = 2 * S * plan["copy_s_per_byte"] + 2 * S / (gbits * 1e9 / 8)
-        halves.append(f"{PLAN_SEQUENCES * 128 / (plan['rate'] * cores * comm):,.0f} nodes at {gbits} Gbit/s")
+        nodes = PLAN_SEQUENCES * 128 / (plan['rate'] * cores * comm)
+        halves.append(f"{nodes * (1 + hidden):,.0f} nodes at {gbits} Gbit/s")
+        before.append(f"{nodes:,.0f}")
     print(f"\nMeasured here: {plan['rate']:,.0f} tok/s per rank (1 thread), the loopback all-reduce of the "
           f"{S / 1e6:.0f} MB gradient at {1e-6 / plan['copy_s_per_byte']:,.0f} MB/s (rank 0's time in it, the wait for "
           f"the slower rank included: an upper bound on what copying and summing cost). Per step: compute = tokens per "
           f"rank / {plan['rate']:,.0f}; all-reduce = 2(R-1)/R x {S / 1e6:.0f} MB x (1/{1e-6 / plan['copy_s_per_byte']:,.0f}"
-          f" MB/s + 1/network) + 2(R-1) x {PLAN_HOP_LATENCY_S * 1e6:.0f} us (assumed hop latency). Efficiency "
-          f"falls to 0.5 where compute = all-reduce: at about {' and '.join(halves)}; the global batch caps it at "
-          f"{PLAN_SEQUENCES // cores} nodes (one sequence per rank).")
+          f" MB/s + 1/network) + 2(R-1) x {PLAN_HOP_LATENCY_S * 1e6:.0f} us (assumed hop latency)" +
+          (f"; a step = compute + max(0, all-reduce - {hidden:.3f} x compute), the share of a step that hides the "
+           f"all-reduce fitted on the shaped links above. Efficiency falls to 0.5 at about {' and '.join(halves)} "
+           f"(without the overlap: {' and '.join(before)} nodes, x{1 + hidden:.2f})" if shaped else
+           f". Efficiency falls to 0.5 where compute = all-reduce: at about {' and '.join(halves)}") +
+          f"; the global batch caps it at {PLAN_SEQUENCES // cores} nodes (one sequence per rank).")
 
 
 def machine_line(micro, reference_torch=None):
@@ -551,7 +668,7 @@ def print_show(result, part="all"):
     micro = result["xsa_bench"]
     cores = micro["cpu"]["cores"]
     if part == "plan":
-        print_scaleout_plan(result["data_parallel"], cores)
+        print_scaleout_plan(result["data_parallel"], cores, result.get("shaped_link"))
         return
     torches = sorted({str(r["reference"]["torch"]) for r in result.get("lengths", []) if "torch" in r["reference"]}
                      | {str(r["ddp"]["torch"]) for r in result.get("data_parallel", []) if "ddp" in r})
@@ -564,7 +681,9 @@ def print_show(result, part="all"):
             print_lengths_result(result)
     if "data_parallel" in result:
         print_data_parallel_table(result["data_parallel"])
-        print_scaleout_plan(result["data_parallel"], cores)
+        if "shaped_link" in result:
+            print_shaped_link_table(result["shaped_link"])
+        print_scaleout_plan(result["data_parallel"], cores, result.get("shaped_link"))
 
 
 def check_show_result(result, path, part="all"):
@@ -636,6 +755,31 @@ def check_show_result(result, path, part="all"):
                 positive(side, field, f"{where}.{key}")
         if "ddp" in row:  # GitHub issue 59; files written before have none
             check_ddp(need(row, "ddp", where, "object"), f"{where}.ddp")
+        if "xsa_allreduce" in row:
+            x = need(row, "xsa_allreduce", where, "object")
+            for key in ("bytes", "ms_median", "MB_per_s"):
+                positive(x, key, f"{where}.xsa_allreduce")
+    if "shaped_link" in result:
+        where = f"{path}: shaped_link"
+        shaped = need(result, "shaped_link", path, "object")
+        need(shaped, "model", where, "string")
+        positive(shaped, "parameters", where)
+        positive(shaped, "steps", where)
+        runs = need(shaped, "runs", where, "array")
+        for i, r in enumerate(runs):
+            need(r, "rate", f"{where}.runs[{i}]", "string")
+            need(r, "dist_bucket_mb", f"{where}.runs[{i}]", "number")
+            for key in ("ranks", "step_ms"):
+                positive(r, key, f"{where}.runs[{i}]")
+        if not any(r["rate"] == "unshaped" for r in runs):
+            raise InputError(f"{where}.runs: no unshaped run (the reference step of every prediction)")
+        fit = need(shaped, "fit", where, "object")
+        need(fit, "hidden_fraction", f"{where}.fit", "number")
+        for i, p in enumerate(need(fit, "points", f"{where}.fit", "array")):
+            for key in ("ranks", "measured_s", "wire_s", "before_fit_s", "fitted_s", "before_fit_error",
+                        "fitted_error", "dist_bucket_mb"):
+                need(p, key, f"{where}.fit.points[{i}]", "number")
+            need(p, "rate", f"{where}.fit.points[{i}]", "string")
     for i, row in enumerate(user_input.check(result.get("lengths", []), f"{path}: lengths", "array")):
         where = f"{path}: lengths[{i}]"
         need(row, "model", where, "string")
@@ -793,9 +937,15 @@ def measure_and_report(args):
         peak2 = micro["gemm"]["2"]["peak_gflops"] * 1e9
         if args.data_parallel_only:
             result["data_parallel"] = data_parallel_table(work, args.steps, args.repeats)
+            if os.geteuid() == 0:
+                result["shaped_link"] = shaped_link_table(work)
+            else:
+                print("bench: the shaped-link table needs root (network namespaces): left out", flush=True)
             print(machine_line(micro))
             print_data_parallel_table(result["data_parallel"])
-            print_scaleout_plan(result["data_parallel"], cpu["cores"])
+            if "shaped_link" in result:
+                print_shaped_link_table(result["shaped_link"])
+            print_scaleout_plan(result["data_parallel"], cpu["cores"], result.get("shaped_link"))
             write_result(result, args.out)
             return
         if args.lengths_only:
@@ -917,7 +1067,7 @@ def measure_and_report(args):
         print_length_table(result["lengths"])
     if "data_parallel" in result:
         print_data_parallel_table(result["data_parallel"])
-        print_scaleout_plan(result["data_parallel"], cpu["cores"])
+        print_scaleout_plan(result["data_parallel"], cpu["cores"], result.get("shaped_link"))
     write_result(result, args.out)
 
 
