@@ -566,9 +566,12 @@ def print_scaleout_plan(rows, cores, shaped=None):
         nodes = PLAN_SEQUENCES * 128 / (plan['rate'] * cores * comm)
         halves.append(f"{nodes * (1 + hidden):,.0f} nodes at {gbits} Gbit/s")
         before.append(f"{nodes:,.0f}")
+    loopback = ("xsa's all-reduce alone (xsa-bench --allreduce-mb, 2 ranks, rank 0's median after a barrier: what "
+                "copying and summing cost)" if "xsa_allreduce" in row else
+                "rank 0's time in it, the wait for the slower rank included: an upper bound on what copying and "
+                "summing cost")
     print(f"\nMeasured here: {plan['rate']:,.0f} tok/s per rank (1 thread), the loopback all-reduce of the "
-          f"{S / 1e6:.0f} MB gradient at {1e-6 / plan['copy_s_per_byte']:,.0f} MB/s (rank 0's time in it, the wait for "
-          f"the slower rank included: an upper bound on what copying and summing cost). Per step: compute = tokens per "
+          f"{S / 1e6:.0f} MB gradient at {1e-6 / plan['copy_s_per_byte']:,.0f} MB/s ({loopback}). Per step: compute = tokens per "
           f"rank / {plan['rate']:,.0f}; all-reduce = 2(R-1)/R x {S / 1e6:.0f} MB x (1/{1e-6 / plan['copy_s_per_byte']:,.0f}"
           f" MB/s + 1/network) + 2(R-1) x {PLAN_HOP_LATENCY_S * 1e6:.0f} us (assumed hop latency)" +
           (f"; a step = compute + max(0, all-reduce - {hidden:.3f} x compute), the share of a step that hides the "

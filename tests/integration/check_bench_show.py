@@ -5,7 +5,8 @@ xsa::flash_kernel_flops), and every cell and ratio of the length and size table,
 from the file's numbers; the data-parallel table and the scale-out plan (also alone, --part plan) against values
 worked out by hand from the plan's formula; the same table with DDP's columns and search lines (GitHub issue 59)
 where the rows hold a "ddp" object, "-" for a row without one, and a file without any printed exactly as before
-(no DDP column); a failed measurement shown as its error, and a bad file refused with a
+(no DDP column); the shaped-link table (the plan's model before and after bench.py's fit) and the plan with the
+overlap against hand-worked values, xsa's all-reduce beside Gloo's; a failed measurement shown as its error, and a bad file refused with a
 one-line error naming it: also a number that is NaN, Infinity, 1e999 or an integer beyond a float's range (named
 by its key), and finite numbers whose product overflows. Then what bench.py writes: --show to a full stdout
 (/dev/full), bench.json onto a folder, into a folder where nothing can be created and on a full disk
@@ -191,7 +192,7 @@ def main():
             failures.append("--part plan printed more than the plan")
         if DP_HEADER not in lines or any("DDP" in line for line in lines):
             failures.append("a file without DDP: the data-parallel table's header changed or DDP is mentioned")
-        extra_ddp = check_ddp(bench_py, d, failures)
+        extra_ddp = check_ddp(bench_py, d, failures) + check_shaped(bench_py, d, failures)
         bad = {"no lengths": {"steps": 8, "xsa_bench": XSA_BENCH},  # and no data_parallel
                "a row without its reference": dict(BENCH, lengths=[{"model": "x"}]),
                "no CPU": dict(BENCH, xsa_bench={k: v for k, v in XSA_BENCH.items() if k != "cpu"}),
@@ -281,6 +282,63 @@ def check_ddp(bench_py, d, failures):
     problem = one_line_error(out, path, 2)
     if problem or "data_parallel[0].ddp.efficiency" not in out.stderr or "finite" not in out.stderr:
         failures.append(f"DDP efficiency NaN: {problem or out.stderr.strip()!r}")
+    return checks
+
+
+# The shaped network (GitHub issue 59) on the "big" row's model: S = 1e8 bytes; 2 ranks at 1 Gbit/s put
+# 2(R-1)/R x S x 1514/1448 x 8 / 1e9 = 0.836464 s on the wire. Before the fit: 8.0 + 0.836464 = 8.84 s, +8% of the
+# bucketed step (8.196464 s) and -9% of the unbucketed one (9.70 s). The fit over the one bucketed run: 8 +
+# 0.836464 - 8h = 8.196464 at h = 0.080 exactly. xsa's all-reduce alone at 200 MB/s is the plan's 5e-9 s per byte,
+# so its rows change only by the hidden share: 10 Gbit/s, 8 nodes: compute 4.096, all-reduce 1.1269, step 4.096 +
+# 1.1269 - 0.08 x 4.096 = 4.8952, efficiency 0.84, 7,171.6 steps x 4.8952 s = 9.8 h; half efficiency at
+# 28.25 x 1.08 = 31 and 30.80 x 1.08 = 33 nodes.
+SHAPED = {"model": "big", "overrides": [], "parameters": 25e6, "steps": 5, "runs": [
+    {"ranks": 2, "rate": "unshaped", "rate_bits_per_s": None, "dist_bucket_mb": 25, "step_ms": 8000.0,
+     "allreduce_ms": 10.0, "tokens_per_s": 512.0},
+    {"ranks": 2, "rate": "1gbit", "rate_bits_per_s": 1e9, "dist_bucket_mb": 25, "step_ms": 8196.464,
+     "allreduce_ms": 50.0, "tokens_per_s": 500.0},
+    {"ranks": 2, "rate": "1gbit", "rate_bits_per_s": 1e9, "dist_bucket_mb": 0, "step_ms": 9700.0,
+     "allreduce_ms": 900.0, "tokens_per_s": 422.0}]}
+SHAPED_LINES = [
+    "| 2 | unshaped | 25 MiB | 8.00 | - | - | - |",
+    "| 2 | 1gbit | 25 MiB | 8.20 | 0.84 | 8.84 (+8%) | 8.20 (+0%) |",
+    "| 2 | 1gbit | none (after backward) | 9.70 | 0.84 | 8.84 (-9%) | 8.84 (-9%) |",
+    "| 10 Gbit/s | 8 (32) | 4.10 | 1.13 | 0.84 | 9.8 |",
+    "at about 31 nodes at 10 Gbit/s and 33 nodes at 25 Gbit/s (without the overlap: 28 and 31 nodes, x1.08)",
+]
+
+
+def check_shaped(bench_py, d, failures):
+    """The shaped-link table and the plan with the overlap, from bench.py's own fit, against the hand-worked values
+    above; xsa's all-reduce beside Gloo's; a shaped table without its unshaped reference refused with one line."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(bench_py)))
+    import bench  # the fit is bench.py's (what a measuring run stores); the checks are by hand
+    doc = dict(BENCH_DDP, data_parallel=[BENCH_DDP["data_parallel"][0], dict(
+        BENCH_DDP["data_parallel"][1], xsa_allreduce={"bytes": 1e8, "ms_median": 500.0, "MB_per_s": 200.0,
+                                                      "samples_ms": [500.0], "world_size": 2})],
+               shaped_link=dict(SHAPED, fit=bench.shaped_fit(SHAPED["runs"], SHAPED["parameters"])))
+    path = f"{d}/shaped.json"
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    out = subprocess.run([sys.executable, bench_py, "--show", path], capture_output=True, text=True)
+    checks = 0
+    for want in SHAPED_LINES + ["| big | 0.5 MB off: 9,500"]:
+        checks += 1
+        if out.returncode != 0 or not any(line.startswith(want) or (want.startswith("at about") and want in line)
+                                          for line in out.stdout.splitlines()):
+            failures.append(f"shaped: exit {out.returncode} {out.stderr.strip()!r}, no line starts with: {want}")
+    for want in ("h = 0.080 ", "100.0 MB in 500.0 ms: 200 MB/s (0.50x Gloo's)"):
+        checks += 1
+        if want not in out.stdout:
+            failures.append(f"shaped: {want!r} not printed")
+    runs = [r for r in SHAPED["runs"] if r["rate"] != "unshaped"]
+    with open(path, "w") as f:
+        json.dump(dict(doc, shaped_link=dict(doc["shaped_link"], runs=runs)), f)
+    out = subprocess.run([sys.executable, bench_py, "--show", path], capture_output=True, text=True)
+    checks += 1
+    problem = one_line_error(out, path, 2)
+    if problem or "no unshaped run" not in out.stderr:
+        failures.append(f"shaped without its reference: {problem or out.stderr.strip()!r}")
     return checks
 
 
