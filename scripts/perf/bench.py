@@ -566,8 +566,8 @@ def print_scaleout_plan(rows, cores, shaped=None):
         nodes = PLAN_SEQUENCES * 128 / (plan['rate'] * cores * comm)
         halves.append(f"{nodes * (1 + hidden):,.0f} nodes at {gbits} Gbit/s")
         before.append(f"{nodes:,.0f}")
-    loopback = ("xsa's all-reduce alone (xsa-bench --allreduce-mb, 2 ranks, rank 0's median after a barrier: what "
-                "copying and summing cost)" if "xsa_allreduce" in row else
+    loopback = ("xsa's all-reduce alone: xsa-bench --allreduce-mb, 2 ranks, rank 0's median after a barrier, what "
+                "copying and summing cost" if "xsa_allreduce" in row else
                 "rank 0's time in it, the wait for the slower rank included: an upper bound on what copying and "
                 "summing cost")
     print(f"\nMeasured here: {plan['rate']:,.0f} tok/s per rank (1 thread), the loopback all-reduce of the "

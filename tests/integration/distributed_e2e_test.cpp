@@ -291,6 +291,28 @@ TEST_F(DistributedFaults, KilledRankEndsTheOtherWithinTheTimeout) {
   std::printf("rank 0 exited %.2f s after rank 1 was killed: %s", p.secs, err.c_str());
 }
 
+// A silent rank (stopped, its sockets open) while rank 0 waits for a bucket's sum inside a step: rank 0 ends
+// with one line within runtime.dist_timeout_s (Gloo's timeout on the pending all-reduce), not never.
+TEST_F(DistributedFaults, SilentRankEndsTheOtherWithinTheTimeout) {
+  const std::string port = std::to_string(some_port() + 1);
+  const std::string sets =
+      "--set runtime.dist_timeout_s=4 --set train.steps=100000 --set train.checkpoint_interval=0 "
+      "--set runtime.dist_bucket_mb=0.001";  // many buckets: the stop lands among their sums
+  const std::string script = rank_cmd(0, port, "run", sets) + " 2>" + (dir_ / "rank0.err").string() +
+                             " & p0=$!; " + rank_cmd(1, port, "run", sets) +
+                             " 2>/dev/null & p1=$!; sleep 4; kill -STOP $p1; " + timed("wait $p0") +
+                             "; kill -9 $p1; kill -CONT $p1";
+  Pair p = run_script(script);
+  const std::string err = e2e::slurp(dir_ / "rank0.err");
+  EXPECT_EQ(p.code, 1) << err;
+  EXPECT_GE(p.secs, 0);
+  EXPECT_LT(p.secs, 4 + 10) << err;
+  EXPECT_EQ(testing::count_lines(err), 1) << err;
+  EXPECT_NE(err.find("runtime.dist_timeout_s = 4"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "results.json"));
+  std::printf("rank 0 exited %.2f s after rank 1 was stopped: %s", p.secs, err.c_str());
+}
+
 // --ranks: the launcher passes on one line, the cause (rank 1 killed), not rank 0's report of a vanished
 // peer.
 TEST_F(DistributedFaults, LocalRanksPrintOneLineWhenARankIsKilled) {

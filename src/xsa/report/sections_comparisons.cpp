@@ -162,6 +162,28 @@ std::optional<double> final_val_trend(const RunResult& run) {
   return 100.0 * (last.val_loss - prev.val_loss) / static_cast<double>(last.step - prev.step);
 }
 
+// Per seed the means over its pairs (several when a group pools keys it does not name) of baseline and
+// variant, then over the seeds: both means and the paired interval of variant − baseline, one value per seed
+// as Group::deltas has them.
+struct SeedMeans {
+  double base_mean, var_mean;
+  PairedInterval delta;
+};
+SeedMeans over_seeds(const std::map<std::uint64_t, std::vector<std::pair<double, double>>>& seeds) {
+  std::vector<double> base, var, delta;
+  for (const auto& [seed, values] : seeds) {
+    std::vector<double> b, v;
+    for (const auto& [bv, vv] : values) {
+      b.push_back(bv);
+      v.push_back(vv);
+    }
+    base.push_back(mean(b));
+    var.push_back(mean(v));
+    delta.push_back(mean(v) - mean(b));
+  }
+  return {mean(base), mean(var), paired_interval(delta)};
+}
+
 }  // namespace
 
 // One row per (λ, budget): the improvement with its CI next to how long the runs trained (tokens, epochs
@@ -239,18 +261,8 @@ void build_eval_curve(const SectionInputs& in, Table& t) {
     }
     for (const auto& [step, seeds] : at_step) {
       if (pairs_at[step] != g.pairs.size()) continue;  // a step some pairs lack would change the seed set
-      std::vector<double> base, var, delta;            // one value per seed, as Group::deltas
-      for (const auto& [seed, values] : seeds) {
-        std::vector<double> b, v;
-        for (const auto& [bv, vv] : values) {
-          b.push_back(bv);
-          v.push_back(vv);
-        }
-        base.push_back(mean(b));
-        var.push_back(mean(v));
-        delta.push_back(mean(v) - mean(b));
-      }
-      rows.push_back({&g, step, mean(base), mean(var), paired_interval(delta)});
+      const SeedMeans m = over_seeds(seeds);
+      rows.push_back({&g, step, m.base_mean, m.var_mean, m.delta});
     }
   }
   Columns<Row> columns = group_head_columns<Row>([](const Row& r) -> const Group& { return *r.group; });
@@ -296,18 +308,8 @@ void build_loss_by_position(const SectionInputs& in, Table& t) {
     }
     for (const auto& [bucket, seeds] : at_bucket) {
       if (pairs_at[bucket] != g.pairs.size()) continue;  // a bucket some pairs lack would change the seeds
-      std::vector<double> base, var, delta;              // one value per seed, as Group::deltas
-      for (const auto& [seed, values] : seeds) {
-        std::vector<double> b, v;
-        for (const auto& [bv, vv] : values) {
-          b.push_back(bv);
-          v.push_back(vv);
-        }
-        base.push_back(mean(b));
-        var.push_back(mean(v));
-        delta.push_back(mean(v) - mean(b));
-      }
-      rows.push_back({&g, {bucket.first, bucket.second}, mean(base), mean(var), paired_interval(delta)});
+      const SeedMeans m = over_seeds(seeds);
+      rows.push_back({&g, {bucket.first, bucket.second}, m.base_mean, m.var_mean, m.delta});
     }
   }
   auto group_of = [](const Row& r) -> const Group& { return *r.group; };

@@ -2,6 +2,7 @@
 
 #include <c10/util/Logging.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -78,6 +79,15 @@ class GlooGroup final : public RankGroup {
  public:
   GlooGroup(c10::intrusive_ptr<c10d::ProcessGroupGloo> pg, int world, int timeout_s)
       : pg_(std::move(pg)), world_(world), timeout_s_(timeout_s) {}
+  GlooGroup(const GlooGroup&) = delete;
+  GlooGroup& operator=(const GlooGroup&) = delete;
+
+  ~GlooGroup() override {
+    // After a failed collective the group is left to the process's exit: ProcessGroupGloo's destructor waits
+    // for every queued all-reduce, and with a silent peer each of them (a step's later buckets) would wait
+    // out the whole timeout in turn.
+    if (failed_) (void)pg_.release();
+  }
 
   void average(std::vector<torch::Tensor>& tensors, std::vector<double>& extras,
                const std::string& what) override {
@@ -117,6 +127,7 @@ class GlooGroup final : public RankGroup {
     try {
       fn();
     } catch (const std::exception& e) {
+      failed_ = true;
       // The program name already names this rank (xsa-train rank R: ...).
       throw RuntimeFailure(what + " failed: another rank died or " +
                            "did not answer within runtime.dist_timeout_s = " + std::to_string(timeout_s_) +
@@ -126,6 +137,7 @@ class GlooGroup final : public RankGroup {
 
   c10::intrusive_ptr<c10d::ProcessGroupGloo> pg_;
   int world_, timeout_s_;
+  std::atomic<bool> failed_{false};  // a collective failed (set by the waiting thread)
 };
 
 class GlooDistributed final : public Distributed {
