@@ -14,8 +14,14 @@ run untouched. Options are spelled with underscores (--nproc_per_node), which ev
 dashed spellings.
 """
 
+import os
 import re
 import sys
+
+# torch 2.4 and later ask for the libuv TCPStore unless USE_LIBUV=0, and Debian 13's torch is built without libuv
+# ("use_libuv was requested but PyTorch was build without libuv support"): the classic store everywhere, as
+# xsa-train uses (src/xsa/train/distributed.cpp). torchrun's own store reads it, and its workers inherit it.
+os.environ.setdefault("USE_LIBUV", "0")
 
 from torch.distributed.elastic.multiprocessing.api import Std
 from torch.distributed.run import main

@@ -218,6 +218,7 @@ def join_ranks():
     master = os.environ.get("MASTER_ADDR", "")
     if not os.environ.get("GLOO_SOCKET_IFNAME") and (master == "localhost" or master.startswith("127.")):
         os.environ["GLOO_SOCKET_IFNAME"] = loopback_interface()
+    os.environ.setdefault("USE_LIBUV", "0")  # the classic TCPStore (Debian 13's torch has no libuv; torchrun.py)
     dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=args.dist_timeout_s))
 
 

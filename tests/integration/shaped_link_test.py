@@ -322,6 +322,7 @@ def deterministic_numbers(r):
 
 DDP_PROBE = r"""
 import os, torch, torch.distributed as dist
+os.environ.setdefault("USE_LIBUV", "0")  # the classic TCPStore: Debian 13's torch has no libuv
 dist.init_process_group("gloo")  # env://: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT; Gloo on GLOO_SOCKET_IFNAME
 t = torch.tensor([float(dist.get_rank() + 1)] * 1000000)  # 4 MB: crosses the link in many segments
 dist.all_reduce(t)
