@@ -39,5 +39,17 @@ if Std.from_str("0") is None:
 
     Std.from_str = staticmethod(_from_str)
 
+# torch 2.4+'s static rendezvous (torchrun with --master_addr) builds its TCPStore without use_libuv, so the
+# libuv default holds whatever USE_LIBUV says: where TCPStore has a libuv backend option, ask for the classic one.
+from torch.distributed import TCPStore  # noqa: E402
+import torch.distributed.elastic.rendezvous.static_tcp_rendezvous as _static  # noqa: E402
+
+if "use_libuv" in (TCPStore.__init__.__doc__ or ""):
+    def _classic_tcp_store(*args, **kwargs):
+        kwargs.setdefault("use_libuv", False)
+        return TCPStore(*args, **kwargs)
+
+    _static.TCPStore = _classic_tcp_store
+
 if __name__ == "__main__":
     sys.exit(main())
