@@ -18,11 +18,6 @@ import os
 import re
 import sys
 
-# torch 2.4 and later ask for the libuv TCPStore unless USE_LIBUV=0, and Debian 13's torch is built without libuv
-# ("use_libuv was requested but PyTorch was build without libuv support"): the classic store everywhere, as
-# xsa-train uses (src/xsa/train/distributed.cpp). torchrun's own store reads it, and its workers inherit it.
-os.environ.setdefault("USE_LIBUV", "0")
-
 from torch.distributed.elastic.multiprocessing.api import Std
 from torch.distributed.run import main
 
@@ -39,17 +34,12 @@ if Std.from_str("0") is None:
 
     Std.from_str = staticmethod(_from_str)
 
-# torch 2.4+'s static rendezvous (torchrun with --master_addr) builds its TCPStore without use_libuv, so the
-# libuv default holds whatever USE_LIBUV says: where TCPStore has a libuv backend option, ask for the classic one.
-from torch.distributed import TCPStore  # noqa: E402
-import torch.distributed.elastic.rendezvous.static_tcp_rendezvous as _static  # noqa: E402
+# The classic TCPStore for the agent's rendezvous (classic_store.py: Debian 13's torch has no libuv); the workers
+# (train_ddp.py) ask for it in their own process.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from classic_store import use_classic_tcp_store  # noqa: E402
 
-if "use_libuv" in (TCPStore.__init__.__doc__ or ""):
-    def _classic_tcp_store(*args, **kwargs):
-        kwargs.setdefault("use_libuv", False)
-        return TCPStore(*args, **kwargs)
-
-    _static.TCPStore = _classic_tcp_store
+use_classic_tcp_store()
 
 if __name__ == "__main__":
     sys.exit(main())

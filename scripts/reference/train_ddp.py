@@ -191,6 +191,7 @@ import torch.distributed as dist  # noqa: E402
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks  # noqa: E402
 from torch.nn.parallel import DistributedDataParallel  # noqa: E402
 
+from classic_store import use_classic_tcp_store  # noqa: E402
 from model import has_sdpa  # noqa: E402
 from training import Batches, build_model, learning_rate, limit_threads, make_optimizer  # noqa: E402
 from training import openblas_threads, train_step  # noqa: E402
@@ -218,7 +219,7 @@ def join_ranks():
     master = os.environ.get("MASTER_ADDR", "")
     if not os.environ.get("GLOO_SOCKET_IFNAME") and (master == "localhost" or master.startswith("127.")):
         os.environ["GLOO_SOCKET_IFNAME"] = loopback_interface()
-    os.environ.setdefault("USE_LIBUV", "0")  # the classic TCPStore (Debian 13's torch has no libuv; torchrun.py)
+    use_classic_tcp_store()  # Debian 13's torch has no libuv (classic_store.py)
     dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=args.dist_timeout_s))
 
 
