@@ -22,8 +22,9 @@ round), so slow drifts of a shared machine hit them alike.
      the same global batch, at three model sizes, with the all-reduce time per step, beside the PyTorch reference
      under DistributedDataParallel on Gloo (scripts/reference/train_ddp.py, 2 ranks x 1 torch x 1 OpenBLAS thread,
      at the best bucket configuration of a short search, against its own single process; and Gloo's all-reduce
-     of the gradient's size alone), and the scale-out plan projected from its largest row (the README's
-     "Scale-out").
+     of the gradient's size alone, in turns with xsa's), two processes at half the batch with no communication
+     (what sharing the machine alone costs: the ceiling of 2 ranks' efficiency), and the scale-out plan
+     projected from its largest row (the README's "Scale-out").
 Usage: scripts/bench.sh [--steps N] [--repeats R] [--quick] [--bf16] [--lengths-only] [--data-parallel-only]
        scripts/perf/bench.py --show FILE [--part all|data-parallel|plan]
                                       reprints a saved bench.json: its machine (CPU, LibTorch), the matmul peaks,
@@ -37,6 +38,7 @@ import contextlib
 import io
 import json
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -90,7 +92,8 @@ def train_throughput(out_root, name, variants, workers, steps, precision="fp32",
     return {"tokens_per_s": total, "per_run": per_run, "peak_rss_mib": r["environment"]["peak_rss_mib"],
             "precision": r["environment"].get("precision", "fp32"), "step_ms_median": timing["step_ms_median"],
             "allreduce_ms_median": timing.get("allreduce_ms_median", 0.0),
-            "tokens_per_step": r["config"]["train"]["batch_size"] * r["config"]["data"]["seq_len"]}
+            "tokens_per_step": r["config"]["train"]["batch_size"] * r["config"]["data"]["seq_len"],
+            "batch_size": r["config"]["train"]["batch_size"]}
 
 
 def reference_throughput(threads, blas_threads, steps, shape=(), warmup=3, details=False):
@@ -266,17 +269,15 @@ def train_ddp(args):
     return r
 
 
-def ddp_side(shape, n_steps, parameters):
+def ddp_side(shape, n_steps, gloo):
     """What the data-parallel table needs of DDP before its measured runs, for one model: the search of DDP's best
     configuration (every DDP_BUCKET_CAP_MB x gradient_as_bucket_view off/on, 2 ranks, max(3, n_steps / 3) steps each,
-    the first untimed), and Gloo's all-reduce alone (torch.distributed, 2 ranks) of a float32 buffer of the model's
-    gradient size (4 x `parameters`, the table's count). Returns (the row's "ddp" object so far, the train_ddp.py options of the best configuration)."""
+    the first untimed); `gloo`, Gloo's all-reduce alone (allreduce_side_by_side), goes into the object as it is.
+    Returns (the row's "ddp" object so far, the train_ddp.py options of the best configuration)."""
     search_steps = max(3, n_steps // 3)
     found = train_ddp(["--ranks", "2", "--search", "--search-bucket-cap-mb", ",".join(map(str, DDP_BUCKET_CAP_MB)),
                        "--steps", str(search_steps), "--warmup", "1"] + shape)
     best = found["best"]
-    gloo = train_ddp(["--ranks", "2", "--allreduce-bytes", str(4 * int(parameters)), "--allreduce-repeats",
-                      str(GLOO_REPEATS), "--warmup", "2"])["gloo_allreduce"][0]
     side = {"torch": found["torch"], "threads": found["threads"], "blas_threads": found["blas_threads"],
             "steps": n_steps, "warmup": 1, "config": best, "search_steps": search_steps,
             "search": [{k: r[k] for k in ("bucket_cap_mb", "gradient_as_bucket_view", "step_ms_median",
@@ -298,16 +299,19 @@ def data_parallel_table(work, steps, repeats):
     for index, (label, model, steps_divisor) in enumerate(DP_ROWS):
         n_steps = max(4, steps // steps_divisor)
         size = model_size(model)
-        ddp, best = ddp_side(reference_shape(model), n_steps, size["parameters"])
-        xsa_allreduce = xsa_allreduce_alone(4 * int(size["parameters"]))
+        gloo, xsa_allreduce = allreduce_side_by_side(4 * int(size["parameters"]), repeats)
+        ddp, best = ddp_side(reference_shape(model), n_steps, gloo)
         shape = reference_shape(model) + ["--steps", str(n_steps), "--warmup", "1"]  # DDP's first step builds buckets
         samples = {1: [], 2: []}
+        apart = []  # the 2-rank step without its communication (independent_pair)
         ddp_samples = {1: [], 2: []}
         for r in range(repeats):
             for ranks in (1, 2):
                 m = train_throughput(work, f"dp{index}_{ranks}_{r}", ["xsa"], 1, n_steps, extra=model,
                                      ranks=ranks)
                 samples[ranks].append(m)
+            apart.append(independent_pair(work, f"dp{index}_apart_{r}", model, n_steps,
+                                          samples[1][0]["batch_size"] // 2))
             ddp_samples[1].append(train_ddp(shape))
             ddp_samples[2].append(train_ddp(["--ranks", "2"] + best + shape))
         tokens_per_step = samples[1][0]["tokens_per_step"]  # the global batch: the same for 1 and 2 ranks
@@ -316,6 +320,7 @@ def data_parallel_table(work, steps, repeats):
         one = statistics.median(m["step_ms_median"] for m in samples[1])
         two = statistics.median(m["step_ms_median"] for m in samples[2])
         reduce_ms = statistics.median(m["allreduce_ms_median"] for m in samples[2])
+        apart_ms = statistics.median(apart)
         rows.append({"model": label, "overrides": list(model), "steps": n_steps, "parameters": size["parameters"],
                      "flops_per_token": size["flops_per_token"], "tokens_per_step": tokens_per_step,
                      "one_rank": {"step_ms": one, "tokens_per_s": 1e3 * tokens_per_step / one,
@@ -324,20 +329,73 @@ def data_parallel_table(work, steps, repeats):
                                    "allreduce_ms": reduce_ms,
                                    "samples_step_ms": [m["step_ms_median"] for m in samples[2]],
                                    "samples_allreduce_ms": [m["allreduce_ms_median"] for m in samples[2]]},
-                     "efficiency": one / (2 * two), "ddp": ddp_row(ddp, ddp_samples, tokens_per_step),
+                     "efficiency": one / (2 * two),
+                     "no_communication": {"step_ms": apart_ms, "samples_step_ms": apart,
+                                          "efficiency": one / (2 * apart_ms)},
+                     "ddp": ddp_row(ddp, ddp_samples, tokens_per_step),
                      "xsa_allreduce": xsa_allreduce})
     return rows
 
 
-def xsa_allreduce_alone(nbytes):
-    """xsa's all-reduce alone (xsa-bench --allreduce-mb: RankGroup::start_sum, the path of training's buckets), 2
-    local ranks, a float32 buffer of `nbytes`, rank 0's median of GLOO_REPEATS after a barrier: beside Gloo's through
-    torch.distributed on the same size."""
-    cmd = [os.path.join(BUILD, "xsa-bench"), "--allreduce-mb", f"{nbytes / 1e6:.6f}", "--ranks", "2", "--repeats",
-           str(GLOO_REPEATS)]
-    print("+ " + " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True)
-    return json.loads([l for l in p.stdout.splitlines() if l.startswith("{")][-1])
+def independent_pair(out_root, name, model, n_steps, batch_size):
+    """A 2-rank step with its communication taken out: two xsa-train processes at once, each 1 thread on
+    `batch_size` sequences (a rank's half of the global batch) and nothing shared, so what they lose against one
+    process alone is the machine they share (cores, caches, memory bandwidth), not the all-reduce. Returns the
+    slower one's median step ms (a synchronous step waits for the slower rank)."""
+    procs = []
+    for k in range(2):
+        out = os.path.join(out_root, f"{name}_{k}")
+        sets = timed_run_overrides(["xsa"], 1, n_steps) + list(model) + [f"train.batch_size={batch_size}"]
+        cmd = [os.path.join(BUILD, "xsa-train"), "--config", "configs/default.yaml", "--out", out, "--quiet"] + \
+            [a for kv in sets for a in ("--set", kv)]
+        print("+ " + " ".join(cmd) + " &", flush=True)
+        procs.append((subprocess.Popen(cmd, cwd=ROOT), out))
+    failed = [p.args for p, _ in procs if p.wait() != 0]
+    if failed:
+        sys.exit(f"bench: error: a process of the no-communication pair failed: {' '.join(failed[0])}")
+    return max(json.load(open(os.path.join(out, "results.json")))["runs"][0]["timing"]["step_ms_median"]
+               for _, out in procs)
+
+
+def allreduce_side_by_side(nbytes, rounds):
+    """Gloo's all-reduce through torch.distributed (train_ddp.py --allreduce-bytes) and xsa's (xsa-bench
+    --allreduce-mb: RankGroup::start_sum, the path of training's buckets) of a float32 buffer of `nbytes`, 2 local
+    ranks, rank 0's times after a barrier: GLOO_REPEATS timed per launch, the two launched in turn `rounds` times,
+    so a slow spell of the machine hits both. Returns (gloo, xsa), each with every sample and their median, and
+    xsa's bandwidth over Gloo's with a bootstrap interval (median_ratio_interval)."""
+    gloo, xsa = [], []
+    for _ in range(rounds):
+        gloo += train_ddp(["--ranks", "2", "--allreduce-bytes", str(nbytes), "--allreduce-repeats",
+                           str(GLOO_REPEATS), "--warmup", "2"])["gloo_allreduce"][0]["samples_ms"]
+        cmd = [os.path.join(BUILD, "xsa-bench"), "--allreduce-mb", f"{nbytes / 1e6:.6f}", "--ranks", "2",
+               "--repeats", str(GLOO_REPEATS)]
+        print("+ " + " ".join(cmd), flush=True)
+        p = subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True)
+        mine = json.loads([l for l in p.stdout.splitlines() if l.startswith("{")][-1])
+        if mine["bytes"] != 4 * ((nbytes + 3) // 4):
+            sys.exit(f"bench: error: xsa-bench timed {mine['bytes']} bytes, Gloo {4 * ((nbytes + 3) // 4)}")
+        xsa += mine["samples_ms"]
+
+    def timing(samples):
+        ms = statistics.median(samples)
+        return {"bytes": 4 * ((nbytes + 3) // 4), "ms_median": ms, "samples_ms": samples,
+                "MB_per_s": 4 * ((nbytes + 3) // 4) / 1e6 / (ms / 1e3), "rounds": rounds}
+
+    ratio, low, high = median_ratio_interval(gloo, xsa)
+    return timing(gloo), dict(timing(xsa), over_gloo={"ratio": ratio, "ci95": [low, high]})
+
+
+BOOTSTRAP_RESAMPLES = 2000
+
+
+def median_ratio_interval(a, b, resamples=BOOTSTRAP_RESAMPLES, seed=0):
+    """median(a) / median(b) and its 95% percentile-bootstrap interval (each sample resampled on its own, a fixed
+    seed): with times, b's speed over a's. The samples of a timing are not paired, so neither is the resampling."""
+    rng = random.Random(seed)
+    ratios = sorted(statistics.median(rng.choices(a, k=len(a))) / statistics.median(rng.choices(b, k=len(b)))
+                    for _ in range(resamples))
+    return (statistics.median(a) / statistics.median(b), ratios[int(0.025 * resamples)],
+            ratios[int(0.975 * resamples) - 1])
 
 
 def ddp_row(side, samples, tokens_per_step):
@@ -410,10 +468,39 @@ def print_data_parallel_table(rows):
             tried.append(f"**{cell}**" if (t["bucket_cap_mb"], t["gradient_as_bucket_view"]) == best else cell)
         g = d["gloo_allreduce"]
         x = r.get("xsa_allreduce")
-        mine = (f"{x['bytes'] / 1e6:.1f} MB in {x['ms_median']:.1f} ms: {x['MB_per_s']:,.0f} MB/s "
-                f"({x['MB_per_s'] / g['MB_per_s']:.2f}x Gloo's)") if x else "-"
+        mine = "-"
+        if x:
+            mine = (f"{x['bytes'] / 1e6:.1f} MB in {x['ms_median']:.1f} ms: {x['MB_per_s']:,.0f} MB/s "
+                    f"({x['MB_per_s'] / g['MB_per_s']:.2f}x Gloo's")
+            if "over_gloo" in x:  # measured in turns with Gloo's (files before have one launch of each)
+                low, high = x["over_gloo"]["ci95"]
+                mine += f", 95% CI [{low:.2f}, {high:.2f}] over {len(x['samples_ms'])} and {len(g['samples_ms'])} samples"
+            mine += ")"
         print(f"| {r['model']} | {', '.join(tried)} ({d['search_steps']} steps each) | {g['bytes'] / 1e6:.1f} MB in "
               f"{g['ms_median']:.1f} ms: {g['MB_per_s']:,.0f} MB/s | {mine} |")
+    print_efficiency_split(rows)
+
+
+def print_efficiency_split(rows):
+    """Where xsa's 2-rank efficiency goes, for rows with a no-communication pair (independent_pair): the ideal
+    step (1 rank's / 2), two processes at half the batch with nothing shared, and the 2-rank step; the loss from
+    ideal to the pair is the shared machine's, from the pair to 2 ranks the communication's."""
+    split = [r for r in rows if "no_communication" in r]
+    if not split:
+        return
+    print("\nWhere xsa's 2-rank efficiency goes: the ideal step is 1 rank's over 2; two xsa-train processes at once, "
+          "each 1 thread on half the global batch with nothing shared (no communication), lose to it only what "
+          "sharing the machine costs, so their efficiency is the ceiling of any all-reduce; 2 ranks add the "
+          "communication (medians of the same interleaved repeats):\n")
+    print("| model | ideal 2-rank step ms | 2 processes, no communication: step ms (efficiency ceiling) | 2 ranks: "
+          "step ms (efficiency) | lost to the shared machine / to communication, share of the ideal step |\n"
+          "|---|---|---|---|---|")
+    for r in split:
+        ideal = r["one_rank"]["step_ms"] / 2
+        apart, two = r["no_communication"]["step_ms"], r["two_ranks"]["step_ms"]
+        print(f"| {r['model']} | {ideal:,.1f} | {apart:,.1f} ({r['no_communication']['efficiency']:.2f}) | "
+              f"{two:,.1f} ({r['efficiency']:.2f}) | {100 * (apart - ideal) / ideal:+.1f}% / "
+              f"{100 * (two - apart) / ideal:+.1f}% |")
 
 
 def xsa_cells(r):
@@ -762,6 +849,22 @@ def check_show_result(result, path, part="all"):
             x = need(row, "xsa_allreduce", where, "object")
             for key in ("bytes", "ms_median", "MB_per_s"):
                 positive(x, key, f"{where}.xsa_allreduce")
+            if "over_gloo" in x:
+                interval = need(need(x, "over_gloo", f"{where}.xsa_allreduce", "object"), "ci95",
+                                f"{where}.xsa_allreduce.over_gloo", "array")
+                if len(interval) != 2:
+                    raise InputError(f"{where}.xsa_allreduce.over_gloo.ci95: expected [low, high], got "
+                                     f"{len(interval)} number(s)")
+                for j, bound in enumerate(interval):
+                    if user_input.check(bound, f"{where}.xsa_allreduce.over_gloo.ci95[{j}]", "number") <= 0:
+                        raise InputError(f"{where}.xsa_allreduce.over_gloo.ci95[{j}]: expected a positive number, "
+                                         f"got {bound}")
+                for j, ms in enumerate(need(x, "samples_ms", f"{where}.xsa_allreduce", "array")):
+                    user_input.check(ms, f"{where}.xsa_allreduce.samples_ms[{j}]", "number")
+        if "no_communication" in row:
+            apart = need(row, "no_communication", where, "object")
+            for key in ("step_ms", "efficiency"):
+                positive(apart, key, f"{where}.no_communication")
     if "shaped_link" in result:
         where = f"{path}: shaped_link"
         shaped = need(result, "shaped_link", path, "object")

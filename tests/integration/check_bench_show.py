@@ -6,7 +6,8 @@ from the file's numbers; the data-parallel table and the scale-out plan (also al
 worked out by hand from the plan's formula; the same table with DDP's columns and search lines (GitHub issue 59)
 where the rows hold a "ddp" object, "-" for a row without one, and a file without any printed exactly as before
 (no DDP column); the shaped-link table (the plan's model before and after bench.py's fit) and the plan with the
-overlap against hand-worked values, xsa's all-reduce beside Gloo's; a failed measurement shown as its error, and a bad file refused with a
+overlap against hand-worked values, xsa's all-reduce beside Gloo's (with its bootstrap interval) and where xsa's 2-rank
+efficiency goes (the machine shared / the communication); a failed measurement shown as its error, and a bad file refused with a
 one-line error naming it: also a number that is NaN, Infinity, 1e999 or an integer beyond a float's range (named
 by its key), and finite numbers whose product overflows. Then what bench.py writes: --show to a full stdout
 (/dev/full), bench.json onto a folder, into a folder where nothing can be created and on a full disk
@@ -331,6 +332,7 @@ def check_shaped(bench_py, d, failures):
         checks += 1
         if want not in out.stdout:
             failures.append(f"shaped: {want!r} not printed")
+    checks += check_efficiency_split(bench_py, d, doc, failures)
     runs = [r for r in SHAPED["runs"] if r["rate"] != "unshaped"]
     with open(path, "w") as f:
         json.dump(dict(doc, shaped_link=dict(doc["shaped_link"], runs=runs)), f)
@@ -339,6 +341,53 @@ def check_shaped(bench_py, d, failures):
     problem = one_line_error(out, path, 2)
     if problem or "no unshaped run" not in out.stderr:
         failures.append(f"shaped without its reference: {problem or out.stderr.strip()!r}")
+    return checks
+
+
+# The big row with a no-communication pair (two processes at half the batch, nothing shared) and xsa's all-reduce
+# measured in turns with Gloo's. By hand: ideal step 8,192 / 2 = 4,096.0 ms; the pair's 4,300 ms is efficiency
+# 8,192 / 8,600 = 0.95; 2 ranks 4,596 ms, 0.89; lost to the shared machine (4,300 - 4,096) / 4,096 = +5.0%, to
+# communication (4,596 - 4,300) / 4,096 = +7.2%. The small row has no pair: no line.
+SPLIT_LINES = ["| big | 4,096.0 | 4,300.0 (0.95) | 4,596.0 (0.89) | +5.0% / +7.2% |"]
+
+
+def check_efficiency_split(bench_py, d, doc, failures):
+    """The table of where xsa's 2-rank efficiency goes and the all-reduce's interval against Gloo's, by hand; a
+    malformed interval refused with one line naming it; bench.py's bootstrap interval on samples whose answer is
+    known (constant samples: the ratio itself; otherwise an interval around the ratio)."""
+    import bench
+    rows = doc["data_parallel"]
+    big = dict(rows[1], no_communication={"step_ms": 4300.0, "samples_step_ms": [4300.0], "efficiency": 8192 / 8600},
+               xsa_allreduce=dict(rows[1]["xsa_allreduce"], over_gloo={"ratio": 0.5, "ci95": [0.4, 0.6]}))
+    path = f"{d}/split.json"
+    with open(path, "w") as f:
+        json.dump(dict(doc, data_parallel=[rows[0], big]), f)
+    out = subprocess.run([sys.executable, bench_py, "--show", path], capture_output=True, text=True)
+    lines = out.stdout.splitlines()
+    checks = 0
+    for want in SPLIT_LINES + ["100.0 MB in 500.0 ms: 200 MB/s (0.50x Gloo's, 95% CI [0.40, 0.60] over 1 and 1 "
+                               "samples)"]:
+        checks += 1
+        if out.returncode != 0 or not any(want in line for line in lines):
+            failures.append(f"efficiency split: exit {out.returncode} {out.stderr.strip()!r}, not printed: {want}")
+    checks += 1
+    if any(line.startswith("| small | 50.0 |") for line in lines):
+        failures.append("efficiency split: a row without a no-communication pair has a line")
+    with open(path, "w") as f:
+        json.dump(dict(doc, data_parallel=[rows[0], dict(big, xsa_allreduce=dict(
+            big["xsa_allreduce"], over_gloo={"ratio": 0.5, "ci95": [0.4]}))]), f)
+    out = subprocess.run([sys.executable, bench_py, "--show", path], capture_output=True, text=True)
+    checks += 1
+    problem = one_line_error(out, path, 2)
+    if problem or "data_parallel[1].xsa_allreduce.over_gloo.ci95" not in out.stderr:
+        failures.append(f"efficiency split, a one-number interval: {problem or out.stderr.strip()!r}")
+    checks += 2
+    if bench.median_ratio_interval([2.0] * 5, [1.0] * 7) != (2.0, 2.0, 2.0):
+        failures.append(f"bootstrap of constant samples: {bench.median_ratio_interval([2.0] * 5, [1.0] * 7)}")
+    a, b = [100.0, 90.0, 110.0, 95.0, 130.0, 105.0], [50.0, 60.0, 40.0, 55.0, 45.0, 52.0]
+    ratio, low, high = bench.median_ratio_interval(a, b)
+    if not (abs(ratio - 102.5 / 51.0) < 1e-12 and low < ratio < high and low >= 90 / 60 and high <= 130 / 40):
+        failures.append(f"bootstrap interval: median ratio 102.5 / 51 inside ({low}, {high}) within the sample range")
     return checks
 
 
