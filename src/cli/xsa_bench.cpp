@@ -160,6 +160,12 @@ int run_bench(const BenchOptions& opt) {
     throw xsa::InputError(
         std::string("runtime.device: ") + choice_name(cfg.runtime.device) +
         ": xsa-bench measures the CPU; allowed: cpu (docs/performance.md \"A first GPU run\")");
+  if (cfg.data.doc_mask)  // its batches are random tokens: no documents to mask, so nothing it times would be
+                          // masked
+    throw xsa::InputError(
+        "data.doc_mask: true: xsa-bench times plain causal attention on random tokens, which hold no "
+        "documents; "
+        "a masked step's time is in xsa-train's results.json (runs[].timing)");
   // The measurements and the profile are written at the end: never over the config they measured.
   xsa::require_output_apart({opt.json_path, "--json"}, {{opt.config_path, "--config"}});
   xsa::require_output_apart({opt.profile_path, "--profile"}, {{opt.config_path, "--config"}});

@@ -168,6 +168,13 @@ TEST_F(DistributedE2E, BenchTimesTheAllReduceOverLocalRanks) {
     EXPECT_EQ(b.exit_code, 2) << bad[0];
     EXPECT_EQ(std::count(b.err.begin(), b.err.end(), '\n'), 1) << b.err;
   }
+  // Its step timing runs random tokens, which hold no documents: a config with data.doc_mask is refused, not
+  // timed unmasked.
+  auto masked = testing::run_command(
+      XSA_BENCH_BIN, {"--config", (dir_ / "config.yaml").string(), "--set", "data.doc_mask=true"});
+  EXPECT_EQ(masked.exit_code, 2) << masked.err;
+  EXPECT_EQ(testing::count_lines(masked.err), 1) << masked.err;
+  EXPECT_NE(masked.err.find("data.doc_mask: true"), std::string::npos) << masked.err;
 }
 
 TEST_F(DistributedE2E, BatchSizeMustDivideByRanks) {
