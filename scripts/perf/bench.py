@@ -483,18 +483,21 @@ def print_data_parallel_table(rows):
 
 def print_efficiency_split(rows):
     """Where xsa's 2-rank efficiency goes, for rows with a no-communication pair (independent_pair): the ideal
-    step (1 rank's / 2), two processes at half the batch with nothing shared, and the 2-rank step; the loss from
-    ideal to the pair is the shared machine's, from the pair to 2 ranks the communication's."""
+    step (1 rank's / 2), two processes at half the batch with nothing shared, and the 2-rank step; from ideal to
+    the pair is what two half-batch processes at once cost (the shared machine, the half batch: negative where
+    the half batch runs more than twice as fast), from the pair to 2 ranks the communication's."""
     split = [r for r in rows if "no_communication" in r]
     if not split:
         return
     print("\nWhere xsa's 2-rank efficiency goes: the ideal step is 1 rank's over 2; two xsa-train processes at once, "
-          "each 1 thread on half the global batch with nothing shared (no communication), lose to it only what "
-          "sharing the machine costs, so their efficiency is the ceiling of any all-reduce; 2 ranks add the "
-          "communication (medians of the same interleaved repeats):\n")
+          "each 1 thread on half the global batch with nothing shared, are 2 ranks without their communication: "
+          "they differ from the ideal only by sharing the machine and by the half batch (a smaller step can be "
+          "more than twice as fast, its activations in cache), so their efficiency is the ceiling of any "
+          "all-reduce; 2 ranks add the communication (the slower process's median step; medians of the same "
+          "interleaved repeats):\n")
     print("| model | ideal 2-rank step ms | 2 processes, no communication: step ms (efficiency ceiling) | 2 ranks: "
-          "step ms (efficiency) | lost to the shared machine / to communication, share of the ideal step |\n"
-          "|---|---|---|---|---|")
+          "step ms (efficiency) | cost of two half-batch processes at once / of communication, share of the ideal "
+          "step |\n|---|---|---|---|---|")
     for r in split:
         ideal = r["one_rank"]["step_ms"] / 2
         apart, two = r["no_communication"]["step_ms"], r["two_ranks"]["step_ms"]

@@ -7,7 +7,7 @@ worked out by hand from the plan's formula; the same table with DDP's columns an
 where the rows hold a "ddp" object, "-" for a row without one, and a file without any printed exactly as before
 (no DDP column); the shaped-link table (the plan's model before and after bench.py's fit) and the plan with the
 overlap against hand-worked values, xsa's all-reduce beside Gloo's (with its bootstrap interval) and where xsa's 2-rank
-efficiency goes (the machine shared / the communication); a failed measurement shown as its error, and a bad file refused with a
+efficiency goes (two half-batch processes at once / the communication); a failed measurement shown as its error, and a bad file refused with a
 one-line error naming it: also a number that is NaN, Infinity, 1e999 or an integer beyond a float's range (named
 by its key), and finite numbers whose product overflows. Then what bench.py writes: --show to a full stdout
 (/dev/full), bench.json onto a folder, into a folder where nothing can be created and on a full disk
@@ -373,6 +373,17 @@ def check_efficiency_split(bench_py, d, doc, failures):
     checks += 1
     if any(line.startswith("| small | 50.0 |") for line in lines):
         failures.append("efficiency split: a row without a no-communication pair has a line")
+    # Half the batch can run more than twice as fast: the pair below the ideal, a negative cost. By hand: ideal
+    # 100 / 2 = 50.0; the pair 45 ms, efficiency 100 / 90 = 1.11; 2 ranks 55 ms, 0.91; (45 - 50) / 50 = -10.0%,
+    # (55 - 45) / 50 = +20.0%.
+    faster = dict(rows[0], no_communication={"step_ms": 45.0, "samples_step_ms": [45.0], "efficiency": 100 / 90})
+    with open(path, "w") as f:
+        json.dump(dict(doc, data_parallel=[faster, big]), f)
+    out = subprocess.run([sys.executable, bench_py, "--show", path], capture_output=True, text=True)
+    checks += 1
+    want = "| small | 50.0 | 45.0 (1.11) | 55.0 (0.91) | -10.0% / +20.0% |"
+    if out.returncode != 0 or want not in out.stdout.splitlines():
+        failures.append(f"efficiency split: exit {out.returncode} {out.stderr.strip()!r}, not printed: {want}")
     with open(path, "w") as f:
         json.dump(dict(doc, data_parallel=[rows[0], dict(big, xsa_allreduce=dict(
             big["xsa_allreduce"], over_gloo={"ratio": 0.5, "ci95": [0.4]}))]), f)
