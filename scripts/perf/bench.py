@@ -23,7 +23,7 @@ round), so slow drifts of a shared machine hit them alike.
      under DistributedDataParallel on Gloo (scripts/reference/train_ddp.py, 2 ranks x 1 torch x 1 OpenBLAS thread,
      at the best bucket configuration of a short search, against its own single process; and Gloo's all-reduce
      of the gradient's size alone, in turns with xsa's), two processes at half the batch with no communication
-     (what sharing the machine alone costs: the ceiling of 2 ranks' efficiency), and the scale-out plan
+     (2 ranks without their all-reduce: the ceiling of their efficiency), and the scale-out plan
      projected from its largest row (the README's "Scale-out").
 Usage: scripts/bench.sh [--steps N] [--repeats R] [--quick] [--bf16] [--lengths-only] [--data-parallel-only]
        scripts/perf/bench.py --show FILE [--part all|data-parallel|plan]
@@ -73,14 +73,18 @@ def timed_run_overrides(variants, workers, steps, precision="fp32"):
             "eval.batches=1", "metrics.bias_batches=1", "sample.count=0"]
 
 
+def xsa_train_command(out, overrides, ranks=1):
+    """The xsa-train command line of a timed run: configs/default.yaml with these --set overrides, into `out`."""
+    return [os.path.join(BUILD, "xsa-train"), "--config", "configs/default.yaml", "--out", out, "--quiet"] + \
+        [a for kv in overrides for a in ("--set", kv)] + (["--ranks", str(ranks)] if ranks > 1 else [])
+
+
 def train_throughput(out_root, name, variants, workers, steps, precision="fp32", extra=(), ranks=1):
     """tokens/s of the training steps of one xsa-train run (sum over concurrent runs) and its peak RSS.
     extra: more --set overrides (model shape, sequence length, attention.impl); ranks: data-parallel ranks
     (--ranks; the global batch stays train.batch_size)."""
     out = os.path.join(out_root, name)
-    extra_args = [a for kv in timed_run_overrides(variants, workers, steps, precision) + list(extra)
-                  for a in ("--set", kv)] + (["--ranks", str(ranks)] if ranks > 1 else [])
-    run([os.path.join(BUILD, "xsa-train"), "--config", "configs/default.yaml", "--out", out, "--quiet"] + extra_args)
+    run(xsa_train_command(out, timed_run_overrides(variants, workers, steps, precision) + list(extra), ranks))
     r = json.load(open(os.path.join(out, "results.json")))
     per_run = {x["variant"]: x["timing"]["tokens_per_s"] for x in r["runs"]}
     if workers > 1:
@@ -339,15 +343,14 @@ def data_parallel_table(work, steps, repeats):
 
 def independent_pair(out_root, name, model, n_steps, batch_size):
     """A 2-rank step with its communication taken out: two xsa-train processes at once, each 1 thread on
-    `batch_size` sequences (a rank's half of the global batch) and nothing shared, so what they lose against one
-    process alone is the machine they share (cores, caches, memory bandwidth), not the all-reduce. Returns the
-    slower one's median step ms (a synchronous step waits for the slower rank)."""
+    `batch_size` sequences (a rank's half of the global batch) and nothing shared, so they differ from one process
+    alone only by the machine they share (cores, caches, memory bandwidth) and by the half batch, not by any
+    all-reduce. Returns the slower one's median step ms (a synchronous step waits for the slower rank)."""
     procs = []
     for k in range(2):
         out = os.path.join(out_root, f"{name}_{k}")
-        sets = timed_run_overrides(["xsa"], 1, n_steps) + list(model) + [f"train.batch_size={batch_size}"]
-        cmd = [os.path.join(BUILD, "xsa-train"), "--config", "configs/default.yaml", "--out", out, "--quiet"] + \
-            [a for kv in sets for a in ("--set", kv)]
+        cmd = xsa_train_command(out, timed_run_overrides(["xsa"], 1, n_steps) + list(model)
+                                + [f"train.batch_size={batch_size}"])
         print("+ " + " ".join(cmd) + " &", flush=True)
         procs.append((subprocess.Popen(cmd, cwd=ROOT), out))
     failed = [p.args for p, _ in procs if p.wait() != 0]
@@ -363,6 +366,7 @@ def allreduce_side_by_side(nbytes, rounds):
     ranks, rank 0's times after a barrier: GLOO_REPEATS timed per launch, the two launched in turn `rounds` times,
     so a slow spell of the machine hits both. Returns (gloo, xsa), each with every sample and their median, and
     xsa's bandwidth over Gloo's with a bootstrap interval (median_ratio_interval)."""
+    buffer_bytes = 4 * ((nbytes + 3) // 4)  # train_ddp.py's float32s (rounded up; xsa-bench rounds down: checked)
     gloo, xsa = [], []
     for _ in range(rounds):
         gloo += train_ddp(["--ranks", "2", "--allreduce-bytes", str(nbytes), "--allreduce-repeats",
@@ -372,14 +376,14 @@ def allreduce_side_by_side(nbytes, rounds):
         print("+ " + " ".join(cmd), flush=True)
         p = subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True)
         mine = json.loads([l for l in p.stdout.splitlines() if l.startswith("{")][-1])
-        if mine["bytes"] != 4 * ((nbytes + 3) // 4):
-            sys.exit(f"bench: error: xsa-bench timed {mine['bytes']} bytes, Gloo {4 * ((nbytes + 3) // 4)}")
+        if mine["bytes"] != buffer_bytes:
+            sys.exit(f"bench: error: xsa-bench timed {mine['bytes']} bytes, Gloo {buffer_bytes}")
         xsa += mine["samples_ms"]
 
     def timing(samples):
         ms = statistics.median(samples)
-        return {"bytes": 4 * ((nbytes + 3) // 4), "ms_median": ms, "samples_ms": samples,
-                "MB_per_s": 4 * ((nbytes + 3) // 4) / 1e6 / (ms / 1e3), "rounds": rounds}
+        return {"bytes": buffer_bytes, "ms_median": ms, "samples_ms": samples,
+                "MB_per_s": buffer_bytes / 1e6 / (ms / 1e3), "rounds": rounds}
 
     ratio, low, high = median_ratio_interval(gloo, xsa)
     return timing(gloo), dict(timing(xsa), over_gloo={"ratio": ratio, "ci95": [low, high]})
