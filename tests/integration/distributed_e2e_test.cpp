@@ -274,6 +274,15 @@ class DistributedFaults : public DistributedE2E {
     for (const auto& a : args(out)) cmd += " '" + a + "'";
     return cmd + " " + sets;
   }
+  // Ranks 0 and 1 of a run into "run" on `port`; 4 s in, the shell command `hit` ($p1: rank 1's pid) strikes
+  // rank 1, and the result is how long rank 0 then took to exit and its exit code (its stderr in rank0.err);
+  // `after` runs once rank 0 has exited.
+  Pair hit_rank_one(const std::string& port, const std::string& sets, const std::string& hit,
+                    const std::string& after = "") {
+    return run_script(rank_cmd(0, port, "run", sets) + " 2>" + (dir_ / "rank0.err").string() + " & p0=$!; " +
+                      rank_cmd(1, port, "run", sets) + " 2>/dev/null & p1=$!; sleep 4; " + hit + "; " +
+                      timed("wait $p0") + after);
+  }
 };
 
 int some_port() {
@@ -284,10 +293,7 @@ TEST_F(DistributedFaults, KilledRankEndsTheOtherWithinTheTimeout) {
   const std::string port = std::to_string(some_port());
   const std::string sets =
       "--set runtime.dist_timeout_s=5 --set train.steps=100000 --set train.checkpoint_interval=0";
-  const std::string script = rank_cmd(0, port, "run", sets) + " 2>" + (dir_ / "rank0.err").string() +
-                             " & p0=$!; " + rank_cmd(1, port, "run", sets) +
-                             " 2>/dev/null & p1=$!; sleep 4; kill -9 $p1; " + timed("wait $p0");
-  Pair p = run_script(script);
+  Pair p = hit_rank_one(port, sets, "kill -9 $p1");
   const std::string err = e2e::slurp(dir_ / "rank0.err");
   EXPECT_EQ(p.code, 1) << err;
   EXPECT_GE(p.secs, 0);
@@ -305,11 +311,7 @@ TEST_F(DistributedFaults, SilentRankEndsTheOtherWithinTheTimeout) {
   const std::string sets =
       "--set runtime.dist_timeout_s=4 --set train.steps=100000 --set train.checkpoint_interval=0 "
       "--set runtime.dist_bucket_mb=0.001";  // many buckets: the stop lands among their sums
-  const std::string script = rank_cmd(0, port, "run", sets) + " 2>" + (dir_ / "rank0.err").string() +
-                             " & p0=$!; " + rank_cmd(1, port, "run", sets) +
-                             " 2>/dev/null & p1=$!; sleep 4; kill -STOP $p1; " + timed("wait $p0") +
-                             "; kill -9 $p1; kill -CONT $p1";
-  Pair p = run_script(script);
+  Pair p = hit_rank_one(port, sets, "kill -STOP $p1", "; kill -9 $p1; kill -CONT $p1");
   const std::string err = e2e::slurp(dir_ / "rank0.err");
   EXPECT_EQ(p.code, 1) << err;
   EXPECT_GE(p.secs, 0);
