@@ -375,12 +375,16 @@ def main():
             out["ddp"] = config
             out.update(train(config or ddp_config(None, False)))
     if WORLD > 1:
-        # Every rank done before any leaves; the group is left to the process's exit, not destroyed: on Debian 13's
-        # torch 2.6 a rank in destroy_process_group hung there now and then once its peer had left (one launch in
-        # three of the --allreduce-bytes test, a barrier before it or not).
-        dist.barrier()
+        dist.barrier()  # every rank done before any leaves
     if RANK == 0:
         print(json.dumps(out), flush=True)
+    if WORLD > 1:
+        # The group is neither destroyed nor left to the interpreter's teardown: on Debian 13's torch 2.6 a rank hung
+        # in destroy_process_group now and then once its peer had left, and without it the group's destructor at
+        # exit aborted a rank (SIGABRT) now and then. Nothing is left to flush, so the process ends here.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 if __name__ == "__main__":
