@@ -326,8 +326,9 @@ os.environ.setdefault("USE_LIBUV", "0")  # the classic TCPStore: Debian 13's tor
 dist.init_process_group("gloo")  # env://: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT; Gloo on GLOO_SOCKET_IFNAME
 t = torch.tensor([float(dist.get_rank() + 1)] * 1000000)  # 4 MB: crosses the link in many segments
 dist.all_reduce(t)
-print(f"rank {dist.get_rank()} of {dist.get_world_size()}: sum {t[0].item():g} {t[-1].item():g}")
-dist.destroy_process_group()
+print(f"rank {dist.get_rank()} of {dist.get_world_size()}: sum {t[0].item():g} {t[-1].item():g}", flush=True)
+dist.barrier()
+os._exit(0)  # as train_ddp.py ends: Debian 13's torch 2.6 hung in destroy_process_group or aborted at exit now and then
 """
 
 
