@@ -15,9 +15,9 @@ bool GroupKey::operator<(const GroupKey& o) const {
   // has_lambda first so numbers come before names; then the budget; seq_len, then size, lr and the
   // attention implementation last.
   return std::make_tuple(baseline, !has_lambda, lambda, label, steps, seq_len, batch_size, params, model,
-                         setup, lr, impl) < std::make_tuple(o.baseline, !o.has_lambda, o.lambda, o.label,
-                                                            o.steps, o.seq_len, o.batch_size, o.params,
-                                                            o.model, o.setup, o.lr, o.impl);
+                         corpus, setup, lr, impl) <
+         std::make_tuple(o.baseline, !o.has_lambda, o.lambda, o.label, o.steps, o.seq_len, o.batch_size,
+                         o.params, o.model, o.corpus, o.setup, o.lr, o.impl);
 }
 
 namespace {
@@ -71,7 +71,9 @@ std::vector<Pair> collect_pairs(const std::vector<ExperimentResult>& experiments
   return pairs;
 }
 
-GroupKey key_for(const Pair& p, bool by_seq_len) {
+using CorpusLabels = std::map<const ExperimentResult*, std::string>;
+
+GroupKey key_for(const Pair& p, bool by_seq_len, const CorpusLabels& corpora) {
   GroupKey k;
   k.baseline = p.baseline->variant;
   k.has_lambda = p.variant->spec.lambda.has_value();
@@ -80,6 +82,7 @@ GroupKey key_for(const Pair& p, bool by_seq_len) {
   k.steps = p.experiment->config.train.steps;
   k.model = model_label(p.experiment->config.model);
   k.setup = setup_label(p.experiment->config);
+  k.corpus = corpora.at(p.experiment);
   k.params = non_embedding_parameters(p.experiment->config.model);
   k.lr = p.experiment->config.train.lr;
   k.impl = p.experiment->config.attention.impl;
@@ -104,7 +107,8 @@ std::string experiment_place(const ExperimentResult& e) {
 // repeats an earlier one when its group (baseline, variant, budget, length, batch), its seed, both final
 // validation losses and their difference are identical, bit for bit; independent runs never match that way.
 // The repeat is dropped with a note, so one seed never weighs twice in a mean, a CI or a trend.
-std::vector<Pair> drop_repeated_pairs(const std::vector<Pair>& pairs, std::vector<std::string>& notes) {
+std::vector<Pair> drop_repeated_pairs(const std::vector<Pair>& pairs, const CorpusLabels& corpora,
+                                      std::vector<std::string>& notes) {
   using Identity = std::tuple<GroupKey, std::uint64_t, double, double, double>;
   std::map<Identity, const Pair*> first_of;
   struct Repeat {
@@ -115,7 +119,7 @@ std::vector<Pair> drop_repeated_pairs(const std::vector<Pair>& pairs, std::vecto
   std::vector<Repeat> repeats;  // in reading order, so the notes are deterministic
   std::vector<Pair> kept;
   for (const auto& p : pairs) {
-    const Identity id{key_for(p, /*by_seq_len=*/true), pair_seed(p), p.baseline->final.val_loss,
+    const Identity id{key_for(p, /*by_seq_len=*/true, corpora), pair_seed(p), p.baseline->final.val_loss,
                       p.variant->final.val_loss, p.comparison->delta_val_loss};
     auto [it, inserted] = first_of.emplace(id, &p);
     if (inserted) {
@@ -138,10 +142,10 @@ std::vector<Pair> drop_repeated_pairs(const std::vector<Pair>& pairs, std::vecto
 }
 
 // Sorted by key; for the by-seq_len table the caller re-sorts by sequence length first.
-std::vector<Group> group_pairs(const std::vector<Pair>& pairs, bool by_seq_len) {
+std::vector<Group> group_pairs(const std::vector<Pair>& pairs, bool by_seq_len, const CorpusLabels& corpora) {
   std::map<GroupKey, Group> groups;
   for (const auto& p : pairs) {
-    GroupKey k = key_for(p, by_seq_len);
+    GroupKey k = key_for(p, by_seq_len, corpora);
     Group& g = groups[k];
     g.key = k;
     g.pairs.push_back(p);
@@ -157,9 +161,18 @@ std::vector<Group> group_pairs(const std::vector<Pair>& pairs, bool by_seq_len) 
 Grouping group_experiments(const std::vector<ExperimentResult>& experiments, std::vector<std::string> notes) {
   Grouping g;
   g.notes = std::move(notes);
-  g.pairs = drop_repeated_pairs(collect_pairs(experiments), g.notes);
-  g.pooled = group_pairs(g.pairs, /*by_seq_len=*/false);
-  g.per_len = group_pairs(g.pairs, /*by_seq_len=*/true);
+  const CorpusLabels corpora = corpus_labels(experiments);
+  std::set<std::string> names;
+  for (const auto& [experiment, name] : corpora) names.insert(name);
+  if (names.size() > 1) {
+    std::string text = "the experiments trained on " + std::to_string(names.size()) + " corpora (";
+    for (const auto& name : names) text += (name == *names.begin() ? "" : ", ") + name;
+    g.notes.push_back(text +
+                      "); the model column names each row's, and no group, series or selection mixes them");
+  }
+  g.pairs = drop_repeated_pairs(collect_pairs(experiments), corpora, g.notes);
+  g.pooled = group_pairs(g.pairs, /*by_seq_len=*/false, corpora);
+  g.per_len = group_pairs(g.pairs, /*by_seq_len=*/true, corpora);
   std::stable_sort(g.per_len.begin(), g.per_len.end(),
                    [](const Group& a, const Group& b) { return *a.key.seq_len < *b.key.seq_len; });
   return g;
@@ -277,7 +290,63 @@ std::string setup_name(const std::string& setup) {
 }
 
 std::string model_with_setup(const GroupKey& k) {
-  return k.setup.empty() ? k.model : k.model + " (" + k.setup + ")";
+  std::string out = k.model;
+  if (!k.setup.empty()) out += " (" + k.setup + ")";
+  if (!k.corpus.empty()) out += " on " + k.corpus;
+  return out;
+}
+
+std::string corpus_name(const std::string& data_dir) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (start <= data_dir.size()) {
+    const std::size_t slash = std::min(data_dir.find('/', start), data_dir.size());
+    const std::string part = data_dir.substr(start, slash - start);
+    if (!part.empty() && part != ".") parts.push_back(part);
+    start = slash + 1;
+  }
+  if (parts.empty()) return data_dir;
+  if (parts.size() >= 2 && parts.back() == "tokens") return parts[parts.size() - 2];
+  return parts.back();
+}
+
+std::map<const ExperimentResult*, std::string> corpus_labels(
+    const std::vector<ExperimentResult>& experiments) {
+  // A corpus is its tokenizer and its splits: the same text prepared again gives the same identity, a
+  // different text or vocabulary a different one. Files without a data record are one corpus of their own,
+  // "unrecorded".
+  struct Corpus {
+    std::string name, tokenizer;
+    std::int64_t train_tokens = 0;
+  };
+  auto identity_of = [](const ExperimentResult& e) {
+    if (!e.data) return std::string();
+    return e.data->tokenizer_sha256 + " " + std::to_string(e.data->train_tokens) + " " +
+           std::to_string(e.data->val_tokens);
+  };
+  std::map<std::string, Corpus> corpora;  // identity -> corpus
+  for (const auto& e : experiments) {
+    if (!e.data) {
+      corpora[""] = {"unrecorded corpus", "", 0};
+      continue;
+    }
+    corpora[identity_of(e)] = {corpus_name(e.data->dir), e.data->tokenizer_sha256, e.data->train_tokens};
+  }
+  std::map<std::string, int> uses_of_name;
+  for (const auto& [identity, corpus] : corpora) ++uses_of_name[corpus.name];
+  std::map<const ExperimentResult*, std::string> out;
+  for (const auto& e : experiments) {
+    const Corpus& c = corpora.at(identity_of(e));
+    std::string label;
+    if (corpora.size() > 1) {
+      label = c.name;
+      if (uses_of_name[c.name] > 1 && e.data)
+        label +=
+            " (tokenizer " + c.tokenizer.substr(0, 8) + ", " + std::to_string(c.train_tokens) + " tokens)";
+    }
+    out[&e] = label;
+  }
+  return out;
 }
 
 SeriesPoints series_points(const std::vector<const Group*>& series, SeriesAxis axis) {

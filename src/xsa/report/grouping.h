@@ -35,6 +35,10 @@ struct GroupKey {
   std::string model;       // "2L d128 4×32" (model_label): never pooled
   // The choices in which the baseline differs from the paper's (setup_label, "" for none): never pooled.
   std::string setup;
+  // The prepared data (corpus_labels): "" when every experiment read together trained on one corpus, else the
+  // corpus's name. Never pooled, and not part of the setup: a series along setups or sizes stays on one
+  // corpus.
+  std::string corpus;
   std::int64_t params = 0;                        // the model's non-embedding parameters (its size axis)
   double lr = 0;                                  // train.lr: never pooled
   AttentionImpl impl = AttentionImpl::kExplicit;  // attention.impl: never pooled
@@ -70,6 +74,16 @@ struct Grouping {
 // budget sweep) is counted once, with a note: a pair repeats an earlier one when its group, its seed, both
 // final validation losses and their difference are identical, bit for bit.
 Grouping group_experiments(const std::vector<ExperimentResult>& experiments, std::vector<std::string> notes);
+
+// The corpus an experiment trained on, as a group key holds it: "" for every experiment when they all trained
+// on one corpus (its tokenizer's hash and its splits' token counts in results.json's data), else the corpus's
+// name (corpus_name of data.dir), followed by its tokenizer's hash and training tokens where two corpora
+// share a name.
+std::map<const ExperimentResult*, std::string> corpus_labels(
+    const std::vector<ExperimentResult>& experiments);
+// A corpus's name from its data.dir: the last folder, or the one above it when that is called "tokens"
+// ("data/corpora/kjv/tokens" -> "kjv", "data/tinystories" -> "tinystories").
+std::string corpus_name(const std::string& data_dir);
 
 // "64 128 256"
 std::string number_list(const std::set<std::int64_t>& values);
@@ -116,7 +130,8 @@ std::string model_label(const ModelConfig& m);
 std::string setup_label(const Config& c);
 // A setup as a table cell names it on its own: setup_label's text, or "paper's setup" for "".
 std::string setup_name(const std::string& setup);
-// The model column's text: the model label, with the setup in parentheses when there is one.
+// The model column's text: the model label, with the setup in parentheses when there is one and "on <corpus>"
+// when the experiments read together trained on more than one corpus.
 std::string model_with_setup(const GroupKey& k);
 
 // A series' points per seed, for the trend statistics: its x values and, for each seed with every x, log2 x

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -183,6 +184,91 @@ TEST(Report, SetupsThatDifferFromThePapersNeverShareAGroup) {
   const std::string plain = model_label(ex[0].config.model);
   EXPECT_EQ(models, (std::set<std::string>{plain, plain + " (learned pos, no emb norm)",
                                            plain + " (QK-norm, headwise gate, warmup 150)"}));
+}
+
+// Question 11 trains on long-document corpora beside TinyStories: runs on two corpora never share a group,
+// and the model column names the corpus only when the experiments read together trained on more than one.
+ExperimentResult on_corpus(ExperimentResult e, const std::string& dir, const std::string& tokenizer,
+                           std::int64_t train_tokens) {
+  e.data->dir = dir;
+  e.data->tokenizer_sha256 = tokenizer;
+  e.data->train_tokens = train_tokens;
+  e.data->val_tokens = train_tokens / 10;
+  e.label += "@" + dir;
+  return e;
+}
+
+TEST(Report, CorporaNeverShareAGroupAndAreNamedWhenThereAreSeveral) {
+  const std::string stories_sha(64, 'a'), code_sha(64, 'b');
+  std::vector<ExperimentResult> stories, both;
+  for (int s = 1; s <= 2; ++s) {
+    // Δ = 2.9 − 3.0 = −0.1 on the stories, 4.0 − 5.0 = −1.0 on the code, for both seeds.
+    stories.push_back(on_corpus(budget_experiment(s, 100, "xsa", {9, 4, 3.0}, {9, 4, 2.9}, 2.9, 2.8),
+                                "data/tinystories", stories_sha, 1280));
+    both.push_back(stories.back());
+    both.push_back(on_corpus(budget_experiment(s, 100, "xsa", {9, 4, 5.0}, {9, 4, 4.0}, 4.9, 3.9),
+                             "data/corpora/linux-source/tokens/", code_sha, 5000));
+  }
+  const std::string plain = model_label(stories[0].config.model);
+  const Report one = build_report(stories);
+  ASSERT_EQ(one.table("by_lambda").rows.size(), 1u);
+  EXPECT_EQ(text(one.table("by_lambda"), 0, "model"), plain);  // one corpus: named nowhere
+  EXPECT_TRUE(one.table("notes").rows.empty());
+
+  const Report r = build_report(both);
+  const Table& t = r.table("by_lambda");
+  ASSERT_EQ(t.rows.size(), 2u);  // pooled over corpora it would be one row of mean Δ −0.55
+  std::map<std::string, double> delta_by_model;
+  for (std::size_t row = 0; row < t.rows.size(); ++row) {
+    EXPECT_EQ(integer(t, row, "n"), 2) << row;
+    delta_by_model[text(t, row, "model")] = num(t, row, "mean_delta");
+  }
+  ASSERT_EQ(delta_by_model.size(), 2u);
+  EXPECT_NEAR(delta_by_model.at(plain + " on tinystories"), -0.1, 1e-12);
+  EXPECT_NEAR(delta_by_model.at(plain + " on linux-source"), -1.0, 1e-12);
+  const Table& notes = r.table("notes");
+  ASSERT_EQ(notes.rows.size(), 1u);
+  EXPECT_EQ(
+      text(notes, 0, "text"),
+      "the experiments trained on 2 corpora (linux-source, tinystories); the model column names each row's, "
+      "and no group, series or selection mixes them");
+
+  // Two corpora of one name (the same folder prepared again with another vocabulary, say) are told apart by
+  // their tokenizer's hash and training tokens.
+  std::vector<ExperimentResult> renamed = both;
+  for (auto& e : renamed)
+    if (e.data->tokenizer_sha256 == code_sha) e.data->dir = "elsewhere/tinystories";
+  std::set<std::string> models;
+  const Report twice = build_report(renamed);
+  for (std::size_t row = 0; row < twice.table("by_lambda").rows.size(); ++row)
+    models.insert(text(twice.table("by_lambda"), row, "model"));
+  EXPECT_EQ(models, (std::set<std::string>{plain + " on tinystories (tokenizer aaaaaaaa, 1280 tokens)",
+                                           plain + " on tinystories (tokenizer bbbbbbbb, 5000 tokens)"}));
+}
+
+// The corpus is not part of the setup: the setup selection, which sets the setup aside to compare setups,
+// never compares the paper's setup on one corpus with QK-norm on another.
+TEST(Report, SetupSelectionNeverComparesSetupsAcrossCorpora) {
+  std::vector<ExperimentResult> ex;
+  for (int s = 1; s <= 2; ++s) {
+    ex.push_back(on_corpus(budget_experiment(s, 100, "xsa", {9, 4, 3.0}, {9, 4, 2.9}, 2.9, 2.8),
+                           "data/tinystories", std::string(64, 'a'), 1280));
+    ExperimentResult qk = on_corpus(budget_experiment(s, 100, "xsa", {9, 4, 5.0}, {9, 4, 4.0}, 4.9, 3.9),
+                                    "data/corpora/kjv/tokens", std::string(64, 'b'), 5000);
+    qk.config.model.qk_norm = true;
+    ex.push_back(qk);
+  }
+  EXPECT_TRUE(build_report(ex).table("setup_selection").rows.empty());
+  for (auto& e : ex) e.data = ex[0].data;  // one corpus: the two setups are candidates of one selection
+  EXPECT_EQ(build_report(ex).table("setup_selection").rows.size(), 1u);
+}
+
+TEST(Report, CorpusNameIsTheDataFolderOrTheOneAboveItsTokens) {
+  EXPECT_EQ(corpus_name("data/tinystories"), "tinystories");
+  EXPECT_EQ(corpus_name("data/corpora/kjv/tokens"), "kjv");
+  EXPECT_EQ(corpus_name("/abs/path/linux-doc/tokens/"), "linux-doc");
+  EXPECT_EQ(corpus_name("./tokens"), "tokens");
+  EXPECT_EQ(corpus_name("stories"), "stories");
 }
 
 TEST(Report, LearnedRunsWithADifferentLambdaLrNeverShareAGroup) {
