@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <tuple>
 
@@ -297,17 +298,11 @@ std::string model_with_setup(const GroupKey& k) {
 }
 
 std::string corpus_name(const std::string& data_dir) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (start <= data_dir.size()) {
-    const std::size_t slash = std::min(data_dir.find('/', start), data_dir.size());
-    const std::string part = data_dir.substr(start, slash - start);
-    if (!part.empty() && part != ".") parts.push_back(part);
-    start = slash + 1;
-  }
-  if (parts.empty()) return data_dir;
-  if (parts.size() >= 2 && parts.back() == "tokens") return parts[parts.size() - 2];
-  return parts.back();
+  std::filesystem::path p = std::filesystem::path(data_dir).lexically_normal();
+  if (!p.empty() && p.filename().empty()) p = p.parent_path();  // "a/b/" and "a/b" are one folder
+  const std::filesystem::path above = p.parent_path().filename();
+  if (p.filename() == "tokens" && !above.empty()) return above.string();
+  return p.filename().empty() ? data_dir : p.filename().string();
 }
 
 std::map<const ExperimentResult*, std::string> corpus_labels(
@@ -325,13 +320,10 @@ std::map<const ExperimentResult*, std::string> corpus_labels(
            std::to_string(e.data->val_tokens);
   };
   std::map<std::string, Corpus> corpora;  // identity -> corpus
-  for (const auto& e : experiments) {
-    if (!e.data) {
-      corpora[""] = {"unrecorded corpus", "", 0};
-      continue;
-    }
-    corpora[identity_of(e)] = {corpus_name(e.data->dir), e.data->tokenizer_sha256, e.data->train_tokens};
-  }
+  for (const auto& e : experiments)
+    corpora[identity_of(e)] =
+        e.data ? Corpus{corpus_name(e.data->dir), e.data->tokenizer_sha256, e.data->train_tokens}
+               : Corpus{"unrecorded corpus", "", 0};
   std::map<std::string, int> uses_of_name;
   for (const auto& [identity, corpus] : corpora) ++uses_of_name[corpus.name];
   std::map<const ExperimentResult*, std::string> out;
