@@ -22,10 +22,11 @@ round), so slow drifts of a shared machine hit them alike.
      the same global batch, at three model sizes, with the all-reduce time per step, beside the PyTorch reference
      under DistributedDataParallel on Gloo (scripts/reference/train_ddp.py, 2 ranks x 1 torch x 1 OpenBLAS thread,
      at the best bucket configuration of a short search, against its own single process; and Gloo's all-reduce
-     of the gradient's size alone, in turns with xsa's), two processes at half the batch with no communication
+     of the gradient's size alone, in turns with xsa's, --allreduce-launches times), two processes at half the batch with no communication
      (2 ranks without their all-reduce: the ceiling of their efficiency), and the scale-out plan
      projected from its largest row (the README's "Scale-out").
-Usage: scripts/bench.sh [--steps N] [--repeats R] [--quick] [--bf16] [--lengths-only] [--data-parallel-only]
+Usage: scripts/bench.sh [--steps N] [--repeats R] [--allreduce-launches L] [--quick] [--bf16] [--lengths-only]
+                        [--data-parallel-only]
        scripts/perf/bench.py --show FILE [--part all|data-parallel|plan]
                                       reprints a saved bench.json: its machine (CPU, LibTorch), the matmul peaks,
                                       the step time at 1 thread, the fused kernel per instruction set, the
@@ -37,8 +38,8 @@ import argparse
 import contextlib
 import io
 import json
+import math
 import os
-import random
 import shutil
 import statistics
 import subprocess
@@ -293,17 +294,17 @@ def ddp_side(shape, n_steps, gloo):
     return side, chosen
 
 
-def data_parallel_table(work, steps, repeats):
+def data_parallel_table(work, steps, repeats, allreduce_launches):
     """For every DP_ROWS model: tokens/s of 1 rank and of 2 ranks (from each run's median step time, so the first
     step's start-up does not count), the all-reduce time per step, the scaling efficiency tok/s(2) / (2 tok/s(1));
     and the same for the PyTorch reference under DistributedDataParallel at its best configuration (ddp_side), against
     its own single process (train_ddp.py without --ranks); xsa 1 and 2 ranks, DDP 1 and 2 interleaved, medians of
-    `repeats`."""
+    `repeats`; the all-reduces alone (allreduce_side_by_side) `allreduce_launches` times each."""
     rows = []
     for index, (label, model, steps_divisor) in enumerate(DP_ROWS):
         n_steps = max(4, steps // steps_divisor)
         size = model_size(model)
-        gloo, xsa_allreduce = allreduce_side_by_side(4 * int(size["parameters"]), repeats)
+        gloo, xsa_allreduce = allreduce_side_by_side(4 * int(size["parameters"]), allreduce_launches)
         ddp, best = ddp_side(reference_shape(model), n_steps, gloo)
         shape = reference_shape(model) + ["--steps", str(n_steps), "--warmup", "1"]  # DDP's first step builds buckets
         samples = {1: [], 2: []}
@@ -360,17 +361,20 @@ def independent_pair(out_root, name, model, n_steps, batch_size):
                for _, out in procs)
 
 
-def allreduce_side_by_side(nbytes, rounds):
+def allreduce_side_by_side(nbytes, launches):
     """Gloo's all-reduce through torch.distributed (train_ddp.py --allreduce-bytes) and xsa's (xsa-bench
     --allreduce-mb: RankGroup::start_sum, the path of training's buckets) of a float32 buffer of `nbytes`, 2 local
-    ranks, rank 0's times after a barrier: GLOO_REPEATS timed per launch, the two launched in turn `rounds` times,
-    so a slow spell of the machine hits both. Returns (gloo, xsa), each with every sample and their median, and
-    xsa's bandwidth over Gloo's with a bootstrap interval (median_ratio_interval)."""
+    ranks, rank 0's times after a barrier: GLOO_REPEATS timed per launch, the two launched in turn `launches` times,
+    so a slow spell of the machine hits both. Returns (gloo, xsa), each with every sample, every launch's median
+    and the median of all samples, and xsa's bandwidth over Gloo's with the launch as the unit
+    (paired_launch_ratio): the samples of one launch share its process, connection and placement on the cores,
+    and the spread between launches is as large as the gap measured (pooling them as independent samples gave an
+    interval too narrow)."""
     buffer_bytes = 4 * ((nbytes + 3) // 4)  # train_ddp.py's float32s (rounded up; xsa-bench rounds down: checked)
-    gloo, xsa = [], []
-    for _ in range(rounds):
-        gloo += train_ddp(["--ranks", "2", "--allreduce-bytes", str(nbytes), "--allreduce-repeats",
-                           str(GLOO_REPEATS), "--warmup", "2"])["gloo_allreduce"][0]["samples_ms"]
+    gloo, xsa = [], []  # one list of samples per launch
+    for _ in range(launches):
+        gloo.append(train_ddp(["--ranks", "2", "--allreduce-bytes", str(nbytes), "--allreduce-repeats",
+                               str(GLOO_REPEATS), "--warmup", "2"])["gloo_allreduce"][0]["samples_ms"])
         cmd = [os.path.join(BUILD, "xsa-bench"), "--allreduce-mb", f"{nbytes / 1e6:.6f}", "--ranks", "2",
                "--repeats", str(GLOO_REPEATS)]
         print("+ " + " ".join(cmd), flush=True)
@@ -378,28 +382,49 @@ def allreduce_side_by_side(nbytes, rounds):
         mine = json.loads([l for l in p.stdout.splitlines() if l.startswith("{")][-1])
         if mine["bytes"] != buffer_bytes:
             sys.exit(f"bench: error: xsa-bench timed {mine['bytes']} bytes, Gloo {buffer_bytes}")
-        xsa += mine["samples_ms"]
+        xsa.append(mine["samples_ms"])
 
-    def timing(samples):
+    def timing(per_launch):
+        samples = [ms for launch in per_launch for ms in launch]
         ms = statistics.median(samples)
         return {"bytes": buffer_bytes, "ms_median": ms, "samples_ms": samples,
-                "MB_per_s": buffer_bytes / 1e6 / (ms / 1e3), "rounds": rounds}
+                "launch_ms_median": [statistics.median(launch) for launch in per_launch],
+                "MB_per_s": buffer_bytes / 1e6 / (ms / 1e3), "rounds": launches}
 
-    ratio, low, high = median_ratio_interval(gloo, xsa)
-    return timing(gloo), dict(timing(xsa), over_gloo={"ratio": ratio, "ci95": [low, high]})
+    gloo_timing, xsa_timing = timing(gloo), timing(xsa)
+    return gloo_timing, dict(xsa_timing, over_gloo=paired_launch_ratio(gloo_timing["launch_ms_median"],
+                                                                       xsa_timing["launch_ms_median"]))
 
 
-BOOTSTRAP_RESAMPLES = 2000
+# The fewest launches whose order-statistic interval of the median reaches 95% coverage (n = 6: the extremes,
+# 1 - 2 / 2^6 = 0.969).
+MIN_ALLREDUCE_LAUNCHES = 6
 
 
-def median_ratio_interval(a, b, resamples=BOOTSTRAP_RESAMPLES, seed=0):
-    """median(a) / median(b) and its 95% percentile-bootstrap interval (each sample resampled on its own, a fixed
-    seed): with times, b's speed over a's. The samples of a timing are not paired, so neither is the resampling."""
-    rng = random.Random(seed)
-    ratios = sorted(statistics.median(rng.choices(a, k=len(a))) / statistics.median(rng.choices(b, k=len(b)))
-                    for _ in range(resamples))
-    return (statistics.median(a) / statistics.median(b), ratios[int(0.025 * resamples)],
-            ratios[int(0.975 * resamples) - 1])
+def median_interval_ranks(n, level=0.95):
+    """The 1-based ranks (k, n + 1 - k) of the distribution-free interval of a median from n independent values:
+    [x_(k), x_(n+1-k)] covers the population median with probability 1 - 2 P(Binomial(n, 1/2) <= k - 1), the
+    largest k whose coverage is still >= level (the narrowest such interval), and that coverage."""
+    if n < MIN_ALLREDUCE_LAUNCHES:
+        raise ValueError(f"{n} values: an order-statistic 95% interval of a median needs at least "
+                         f"{MIN_ALLREDUCE_LAUNCHES}")
+    below, k = 0, 0  # below = P(Binomial(n, 1/2) <= k - 1) * 2^n
+    while 1 - 2 * (below + math.comb(n, k)) / 2 ** n >= level:
+        below += math.comb(n, k)
+        k += 1
+    return k, n + 1 - k, 1 - 2 * below / 2 ** n
+
+
+def paired_launch_ratio(gloo_launch_ms, xsa_launch_ms):
+    """xsa's all-reduce bandwidth over Gloo's with the launch as the unit: Gloo and xsa are launched in turn, so
+    round i pairs Gloo's launch i with xsa's (a slow spell of the machine hits both); each round's ratio is Gloo's
+    median ms over xsa's (> 1: xsa faster), the estimate their median, its 95% interval the order-statistic one
+    (median_interval_ranks): no assumption on the ratios' distribution, only that rounds are independent."""
+    ratios = [g / x for g, x in zip(gloo_launch_ms, xsa_launch_ms, strict=True)]
+    low, high, coverage = median_interval_ranks(len(ratios))
+    ordered = sorted(ratios)
+    return {"ratio": statistics.median(ratios), "ci95": [ordered[low - 1], ordered[high - 1]],
+            "coverage": coverage, "unit": "launch", "launch_ratios": ratios}
 
 
 def ddp_row(side, samples, tokens_per_step):
@@ -477,8 +502,15 @@ def print_data_parallel_table(rows):
             mine = (f"{x['bytes'] / 1e6:.1f} MB in {x['ms_median']:.1f} ms: {x['MB_per_s']:,.0f} MB/s "
                     f"({x['MB_per_s'] / g['MB_per_s']:.2f}x Gloo's")
             if "over_gloo" in x:  # measured in turns with Gloo's (files before have one launch of each)
-                low, high = x["over_gloo"]["ci95"]
-                mine += f", 95% CI [{low:.2f}, {high:.2f}] over {len(x['samples_ms'])} and {len(g['samples_ms'])} samples"
+                over = x["over_gloo"]
+                low, high = over["ci95"]
+                if over.get("unit") == "launch":
+                    mine = (f"{x['bytes'] / 1e6:.1f} MB in {x['ms_median']:.1f} ms: {x['MB_per_s']:,.0f} MB/s "
+                            f"({over['ratio']:.2f}x Gloo's, the median of {len(over['launch_ratios'])} paired "
+                            f"launches' ratios, {100 * over['coverage']:.1f}% CI [{low:.2f}, {high:.2f}]")
+                else:  # files before pooled the samples of their launches
+                    mine += (f", 95% CI [{low:.2f}, {high:.2f}] over {len(x['samples_ms'])} and "
+                             f"{len(g['samples_ms'])} samples")
             mine += ")"
         print(f"| {r['model']} | {', '.join(tried)} ({d['search_steps']} steps each) | {g['bytes'] / 1e6:.1f} MB in "
               f"{g['ms_median']:.1f} ms: {g['MB_per_s']:,.0f} MB/s | {mine} |")
@@ -857,8 +889,16 @@ def check_show_result(result, path, part="all"):
             for key in ("bytes", "ms_median", "MB_per_s"):
                 positive(x, key, f"{where}.xsa_allreduce")
             if "over_gloo" in x:
-                interval = need(need(x, "over_gloo", f"{where}.xsa_allreduce", "object"), "ci95",
-                                f"{where}.xsa_allreduce.over_gloo", "array")
+                over = need(x, "over_gloo", f"{where}.xsa_allreduce", "object")
+                interval = need(over, "ci95", f"{where}.xsa_allreduce.over_gloo", "array")
+                if over.get("unit") == "launch":
+                    positive(over, "coverage", f"{where}.xsa_allreduce.over_gloo")
+                    for j, ratio in enumerate(need(over, "launch_ratios", f"{where}.xsa_allreduce.over_gloo",
+                                                   "array")):
+                        if user_input.check(ratio, f"{where}.xsa_allreduce.over_gloo.launch_ratios[{j}]",
+                                            "number") <= 0:
+                            raise InputError(f"{where}.xsa_allreduce.over_gloo.launch_ratios[{j}]: expected a "
+                                             f"positive number, got {ratio}")
                 if len(interval) != 2:
                     raise InputError(f"{where}.xsa_allreduce.over_gloo.ci95: expected [low, high], got "
                                      f"{len(interval)} number(s)")
@@ -993,6 +1033,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--steps", type=int, default=30, help="training steps per throughput measurement")
     ap.add_argument("--repeats", type=int, default=3, help="repeats of each throughput measurement (median)")
+    ap.add_argument("--allreduce-launches", type=int, default=15,
+                    help="launches of each all-reduce alone, Gloo's and xsa's in turn (the unit of their ratio's "
+                         f"interval; at least {MIN_ALLREDUCE_LAUNCHES})")
     ap.add_argument("--quick", action="store_true", help="skip xsa-bench's scaling sweeps and the sweep timing")
     ap.add_argument("--bf16", action="store_true",
                     help="measure bf16 even if the CPU has no native bf16 (emulated there: very slow)")
@@ -1009,6 +1052,10 @@ def main():
     if args.show:
         show(args.show, args.part)
         return
+    for option, value, least in (("--steps", args.steps, 1), ("--repeats", args.repeats, 1),
+                                 ("--allreduce-launches", args.allreduce_launches, MIN_ALLREDUCE_LAUNCHES)):
+        if value < least:  # before anything runs
+            user_input.fail("bench", f"{option} {value}: expected an integer >= {least}")
     try:  # before anything runs: bench.json never goes over (or into, or around) what the benchmark reads
         user_input.refuse_overlap(args.out, BENCH_INPUTS)
     except InputError as e:
@@ -1038,7 +1085,7 @@ BENCH_INPUTS = [os.path.join(ROOT, p) for p in ("data/tinystories", "configs/def
 def measure_and_report(args):
     """Everything a measuring run does: the measurements, the tables, bench.json."""
     work = tempfile.mkdtemp(prefix="xsa-bench-")
-    result = {"steps": args.steps, "repeats": args.repeats}
+    result = {"steps": args.steps, "repeats": args.repeats, "allreduce_launches": args.allreduce_launches}
     try:
         bench_json = os.path.join(work, "xsa_bench.json")
         quick_micro = args.quick or args.lengths_only or args.data_parallel_only
@@ -1049,7 +1096,7 @@ def measure_and_report(args):
         cpu = micro["cpu"]
         peak2 = micro["gemm"]["2"]["peak_gflops"] * 1e9
         if args.data_parallel_only:
-            result["data_parallel"] = data_parallel_table(work, args.steps, args.repeats)
+            result["data_parallel"] = data_parallel_table(work, args.steps, args.repeats, args.allreduce_launches)
             if os.geteuid() == 0:
                 result["shaped_link"] = shaped_link_table(work)
             else:
@@ -1120,7 +1167,7 @@ def measure_and_report(args):
             w2 = sweep_time(work, 2)
             result["sweep_smoke_s"] = {"workers_1": w1, "workers_2": w2, "speedup": w1 / w2}
             result["lengths"] = length_table(work, args.steps, peak2, args.repeats)
-            result["data_parallel"] = data_parallel_table(work, args.steps, args.repeats)
+            result["data_parallel"] = data_parallel_table(work, args.steps, args.repeats, args.allreduce_launches)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

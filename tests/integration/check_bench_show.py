@@ -6,9 +6,10 @@ from the file's numbers; the data-parallel table and the scale-out plan (also al
 worked out by hand from the plan's formula; the same table with DDP's columns and search lines (GitHub issue 59)
 where the rows hold a "ddp" object, "-" for a row without one, and a file without any printed exactly as before
 (no DDP column); the shaped-link table (the plan's model before and after bench.py's fit) and the plan with the
-overlap against hand-worked values, xsa's all-reduce beside Gloo's (with its bootstrap interval) and where xsa's 2-rank
-efficiency goes (two half-batch processes at once / the communication); a failed measurement shown as its error, and a bad file refused with a
-one-line error naming it: also a number that is NaN, Infinity, 1e999 or an integer beyond a float's range (named
+overlap against hand-worked values, xsa's all-reduce beside Gloo's (its interval pooled in old files, by launch now:
+the order-statistic ranks and coverage by hand) and where xsa's 2-rank efficiency goes (two half-batch processes at
+once / the communication); a failed measurement shown as its error, and a bad file refused with a one-line error
+naming it: also a number that is NaN, Infinity, 1e999 or an integer beyond a float's range (named
 by its key), and finite numbers whose product overflows. Then what bench.py writes: --show to a full stdout
 (/dev/full), bench.json onto a folder, into a folder where nothing can be created and on a full disk
 (RLIMIT_FSIZE): one line, exit 1, nothing half-written; and an --out that is, holds or lies inside what a
@@ -392,13 +393,73 @@ def check_efficiency_split(bench_py, d, doc, failures):
     problem = one_line_error(out, path, 2)
     if problem or "data_parallel[1].xsa_allreduce.over_gloo.ci95" not in out.stderr:
         failures.append(f"efficiency split, a one-number interval: {problem or out.stderr.strip()!r}")
-    checks += 2
-    if bench.median_ratio_interval([2.0] * 5, [1.0] * 7) != (2.0, 2.0, 2.0):
-        failures.append(f"bootstrap of constant samples: {bench.median_ratio_interval([2.0] * 5, [1.0] * 7)}")
-    a, b = [100.0, 90.0, 110.0, 95.0, 130.0, 105.0], [50.0, 60.0, 40.0, 55.0, 45.0, 52.0]
-    ratio, low, high = bench.median_ratio_interval(a, b)
-    if not (abs(ratio - 102.5 / 51.0) < 1e-12 and low < ratio < high and low >= 90 / 60 and high <= 130 / 40):
-        failures.append(f"bootstrap interval: median ratio 102.5 / 51 inside ({low}, {high}) within the sample range")
+    checks += check_launch_interval(bench, bench_py, path, doc, rows, big, failures)
+    return checks
+
+
+def check_launch_interval(bench, bench_py, path, doc, rows, big, failures):
+    """xsa's all-reduce over Gloo's with the launch as the unit, by hand: the order-statistic ranks and coverage of
+    a median's 95% interval (binomial sums), the paired ratios' median and interval, the table's cell, a malformed
+    ratio refused with one line naming it, and too few launches refused before anything runs."""
+    checks = 0
+    # n = 15: P(Bin(15, 1/2) <= 3) = (1 + 15 + 105 + 455) / 32768 = 576 / 32768, coverage 1 - 1152 / 32768; k = 5
+    # would cover 1 - 2 (576 + 1365) / 32768 = 0.88 < 0.95. n = 10: 1 - 2 * 11 / 1024 with k = 2 (k = 3: 0.89).
+    # n = 6: only the extremes, 1 - 2 / 64.
+    for n, want in ((15, (4, 12, 1 - 1152 / 32768)), (10, (2, 9, 1 - 22 / 1024)), (6, (1, 6, 1 - 2 / 64))):
+        checks += 1
+        got = bench.median_interval_ranks(n)
+        if got[:2] != want[:2] or abs(got[2] - want[2]) > 1e-15:
+            failures.append(f"order-statistic ranks of {n} values: {got}, expected {want}")
+    for too_few in (5, 0):
+        checks += 1
+        try:
+            got = bench.median_interval_ranks(too_few)
+            failures.append(f"order-statistic ranks of {too_few} values: {got}, expected a refusal")
+        except ValueError:
+            pass
+    # Ratios Gloo ms / xsa ms per round: 2, 1, 0.5, 1.25, 0.8, 2.5, 4; sorted 0.5 0.8 1 1.25 2 2.5 4, median 1.25;
+    # n = 7: k = 1 covers 1 - 2 / 128 (k = 2: 1 - 2 * 8 / 128 = 0.875), so the interval is the extremes.
+    gloo, xsa = [10.0] * 7, [5.0, 10.0, 20.0, 8.0, 12.5, 4.0, 2.5]
+    over = bench.paired_launch_ratio(gloo, xsa)
+    checks += 1
+    if not (abs(over["ratio"] - 1.25) < 1e-12 and over["ci95"] == [0.5, 4.0]
+            and abs(over["coverage"] - (1 - 2 / 128)) < 1e-15 and over["unit"] == "launch"
+            and over["launch_ratios"] == [2.0, 1.0, 0.5, 1.25, 0.8, 2.5, 4.0]):
+        failures.append(f"paired launch ratio: {over}")
+    checks += 1
+    if bench.paired_launch_ratio([2.0 * k for k in range(1, 7)], [float(k) for k in range(1, 7)])["ci95"] != [2.0, 2.0]:
+        failures.append("paired launch ratio of rounds all at 2: not [2, 2]")
+    checks += 1
+    try:
+        bench.paired_launch_ratio([1.0] * 7, [1.0] * 6)
+        failures.append("paired launch ratio: 7 Gloo launches against 6 of xsa's accepted")
+    except ValueError:
+        pass
+    launched = dict(big, xsa_allreduce=dict(big["xsa_allreduce"], over_gloo=over))
+    with open(path, "w") as f:
+        json.dump(dict(doc, data_parallel=[rows[0], launched]), f)
+    out = subprocess.run([sys.executable, bench_py, "--show", path], capture_output=True, text=True)
+    checks += 1
+    want = ("100.0 MB in 500.0 ms: 200 MB/s (1.25x Gloo's, the median of 7 paired launches' ratios, 98.4% CI "
+            "[0.50, 4.00])")
+    if out.returncode != 0 or not any(want in line for line in out.stdout.splitlines()):
+        failures.append(f"launch interval: exit {out.returncode} {out.stderr.strip()!r}, not printed: {want}")
+    bad = dict(over, launch_ratios=[2.0, -1.0])
+    with open(path, "w") as f:
+        json.dump(dict(doc, data_parallel=[rows[0], dict(big, xsa_allreduce=dict(
+            big["xsa_allreduce"], over_gloo=bad))]), f)
+    out = subprocess.run([sys.executable, bench_py, "--show", path], capture_output=True, text=True)
+    checks += 1
+    problem = one_line_error(out, path, 2)
+    if problem or "data_parallel[1].xsa_allreduce.over_gloo.launch_ratios[1]" not in out.stderr:
+        failures.append(f"launch interval, a negative ratio: {problem or out.stderr.strip()!r}")
+    out = subprocess.run([sys.executable, bench_py, "--allreduce-launches", "5", "--out", f"{path}.never"],
+                         capture_output=True, text=True)
+    checks += 1
+    err = out.stderr.strip()
+    if out.returncode != 2 or err != "bench: error: --allreduce-launches 5: expected an integer >= 6" or \
+            out.stdout or os.path.exists(f"{path}.never"):
+        failures.append(f"--allreduce-launches 5: exit {out.returncode}, {err!r}, stdout {out.stdout[:80]!r}")
     return checks
 
 
