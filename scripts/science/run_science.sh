@@ -7,7 +7,11 @@
 # build/xsa-train with configs/default.yaml afresh, so a config key added by a newer commit before the binary is
 # rebuilt fails the points that start in between (seen here: 19 points failed in seconds, "unknown key").
 #
-# Usage: scripts/science/run_science.sh [--round 4|5|3|2|1] [--lanes 2|1] [--only NAME[,NAME...]]
+# Usage: scripts/science/run_science.sh [--round 4|5|6|3|2|1] [--lanes 2|1] [--only NAME[,NAME...]]
+#   --round 6: question 11's long-corpus part (docs/findings.md): both lanes on long_lr (the code corpus
+#             linux-source at T = 1,024, SA and XSA at three lrs, sharing its points); builds the corpus first
+#             (scripts/corpora/build_corpus.sh linux-source) when data/corpora/linux-source is missing; needs a
+#             build with data.doc_mask and loss_by_position.
 #   --round 5: question 11's TinyStories part (docs/findings.md): lane A seqlen_tokens_docmask, lane B
 #             length_s1_docmask -> seqlen_tokens_docmask (answers 2 and 8's cells with data.doc_mask: true);
 #             needs a build with data.doc_mask.
@@ -49,7 +53,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$lanes" in 1|2) ;; *) echo "run_science: error: --lanes '$lanes', expected 1 or 2" >&2; exit 2 ;; esac
-case "$round" in 1|2|3|4|5) ;; *) echo "run_science: error: --round '$round', expected 1, 2, 3, 4 or 5" >&2; exit 2 ;; esac
+case "$round" in 1|2|3|4|5|6) ;; *) echo "run_science: error: --round '$round', expected 1, 2, 3, 4, 5 or 6" >&2; exit 2 ;; esac
 
 # With sched_autogroup (the kernel's default), nice orders processes only within one autogroup (a session): a
 # sweep started in its own session (setsid, nohup from another terminal) took half of the 2 cores from every
@@ -57,6 +61,9 @@ case "$round" in 1|2|3|4|5) ;; *) echo "run_science: error: --round '$round', ex
 if [ -w /proc/self/autogroup ]; then echo 19 > /proc/self/autogroup 2>/dev/null || true; fi
 [ -x build/xsa-sweep ] && [ -x build/xsa-train ] || { bash scripts/setup.sh && bash scripts/build.sh; } || exit 1
 bash scripts/prepare_data.sh || exit 1
+if [ "$round" = 6 ] && [ ! -f data/corpora/linux-source/tokens/meta.json ]; then
+  bash scripts/corpora/build_corpus.sh linux-source || exit 1
+fi
 mkdir -p results
 
 # run_sweep NAME WORKERS: one resumable sweep, its wall time appended to results/science_runs.jsonl.
@@ -91,6 +98,9 @@ lane() {  # lane WORKERS NAME...: sweeps one after another; a failed point does 
 if [ "$round" = 1 ]; then
   queue_a=(budget_300 budget_1200 budget_2400)
   queue_b=(seqlen_tokens lambda_lr seqlen_fixed_batch budget_2400)
+elif [ "$round" = 6 ]; then
+  queue_a=(long_lr)
+  queue_b=(long_lr)
 elif [ "$round" = 5 ]; then
   queue_a=(seqlen_tokens_docmask)
   queue_b=(length_s1_docmask seqlen_tokens_docmask)

@@ -161,7 +161,8 @@ TEST(SweepGrid, ScienceSweepConfigs) {
                                           {"nonorm_warmup150", 15, "explicit"},
                                           {"nonorm_qknorm", 15, "explicit"},
                                           {"seqlen_tokens_docmask", 20, "explicit"},
-                                          {"length_s1_docmask", 5, "fused"}};
+                                          {"length_s1_docmask", 5, "fused"},
+                                          {"long_lr", 15, "fused"}};
   std::size_t files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     if (entry.path().extension() == ".yaml") ++files;
@@ -183,6 +184,13 @@ TEST(SweepGrid, ScienceSweepConfigs) {
         bool set = false;
         for (const auto& o : point.overrides) set = set || o.rfind(key + "=", 0) == 0;
         EXPECT_TRUE(set) << name << " " << point.run_id << " does not pin " << key;
+      }
+      // Question 11's long-corpus sweeps name their corpus: the default data.dir is TinyStories.
+      if (name.rfind("long_", 0) == 0) {
+        bool corpus = false;
+        for (const auto& o : point.overrides)
+          corpus = corpus || o == "data.dir=data/corpora/linux-source/tokens";
+        EXPECT_TRUE(corpus) << name << " " << point.run_id << " does not pin data.dir to its corpus";
       }
     }
   }
