@@ -19,8 +19,10 @@ final bias metrics with depth (per seed over relative depth) and, for question 9
 gain and the lr selection per baseline setup (positions, embedding norm, QK-norm, output gate, warmup), the
 plateau escape, the attention dynamics per step and layer (max logit, entropy, sink; paper_dynamics's too) and,
 over all of them, each arm's best setup and lr (setup_selection) and each setup's effect on each arm at its
-best lr (setup_effect) and at each lr both trained (setup_effect_by_lr), and that qknorm_s1 runs at qknorm_lr's best lrs and gate_elementwise at gate_headwise_lr's, then
-compares with `xsa-inspect --format json`.
+best lr (setup_effect) and at each lr both trained (setup_effect_by_lr), and that qknorm_s1 runs at qknorm_lr's best lrs and gate_elementwise at gate_headwise_lr's; for
+question 10's sweeps (the modern baseline and its partial setups) the same per sweep, beside baseline_choices' cells
+without the embedding norm, and each arm's best setup and lr over every setup at S0; then compares with
+`xsa-inspect --format json`.
 
 usage: check_findings.py XSA_INSPECT RESULTS_DIR
 """
@@ -1012,7 +1014,11 @@ def main():
     # lr_control's cells trained again with the dynamics measured: read for the dynamics only (never pooled with
     # lr_control in a loss table, configs/science/paper_dynamics.yaml says why).
     dynamics_only = {"paper_dynamics": os.path.join(results, "paper_dynamics")}
-    pending = [name for name, folder in {**second, **third, **fourth, **dynamics_only}.items()
+    # The fourth round (question 10): the modern baseline (no embedding norm, QK-norm, warmup 150) at S0 and S1
+    # and the two partial setups at S0; every arm is in its own sweep (no cell of lr_control).
+    modern = {name: os.path.join(results, name)
+              for name in ("modern_s0", "nonorm_warmup150", "nonorm_qknorm", "modern_s1")}
+    pending = [name for name, folder in {**second, **third, **fourth, **dynamics_only, **modern}.items()
                if not finished(folder)]
     checker = Checker(inspect)
     check_budget(checker, budgets)
@@ -1078,6 +1084,18 @@ def main():
         check_setup_selection(checker, [os.path.join(results, "lr_control")] + finished_third)
         check_setup_effect(checker, [os.path.join(results, "lr_control")] + finished_third)
         check_setup_effect_by_lr(checker, [os.path.join(results, "lr_control")] + finished_third)
+    # Question 10: each modern sweep alone (the gain per lr, the lr selection, plateau, dynamics, bias), the three
+    # S0 setups with no embedding norm beside baseline_choices' no-norm cells in one table (by_budget and
+    # lr_selection per setup), and experiment 4: each arm at its best setup and lr over every setup trained at S0.
+    for name, folder in modern.items():
+        if name not in pending:
+            check_setup_sweep(checker, [folder])
+    finished_modern_s0 = [modern[name] for name in ("modern_s0", "nonorm_warmup150", "nonorm_qknorm")
+                          if name not in pending]
+    if finished_modern_s0:
+        check_by_budget(checker, [third["baseline_choices"]] + finished_modern_s0)
+        check_learning_rates(checker, [third["baseline_choices"]] + finished_modern_s0)
+        check_setup_selection(checker, [os.path.join(results, "lr_control")] + finished_third + finished_modern_s0)
     checker.failures += LABEL_MISMATCHES
     for failure in checker.failures:
         print("FAIL", failure)

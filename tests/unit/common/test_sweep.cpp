@@ -151,7 +151,7 @@ TEST(SweepGrid, ScienceSweepConfigs) {
                                           {"gate_lr_s1", 5, "explicit"},
                                           {"baseline_choices", 45, "explicit"},
                                           {"qknorm_lr", 25, "explicit"},
-                                          {"warmup_150", 10, "explicit"},
+                                          {"warmup_150", 15, "explicit"},
                                           {"gate_headwise_lr", 25, "explicit"},
                                           {"paper_dynamics", 20, "explicit"},
                                           {"qknorm_s1", 10, "explicit"},
