@@ -22,9 +22,9 @@ round), so slow drifts of a shared machine hit them alike.
      the same global batch, at three model sizes, with the all-reduce time per step, beside the PyTorch reference
      under DistributedDataParallel on Gloo (scripts/reference/train_ddp.py, 2 ranks x 1 torch x 1 OpenBLAS thread,
      at the best bucket configuration of a short search, against its own single process; and Gloo's all-reduce
-     of the gradient's size alone, in turns with xsa's, --allreduce-launches times), two processes at half the batch with no communication
-     (2 ranks without their all-reduce: the ceiling of their efficiency), and the scale-out plan
-     projected from its largest row (the README's "Scale-out").
+     of the gradient's size alone, in turns with xsa's, --allreduce-launches times), two processes at half the
+     batch with no communication (2 ranks without their all-reduce: the ceiling of their efficiency), and the
+     scale-out plan projected from its largest row (the README's "Scale-out").
 Usage: scripts/bench.sh [--steps N] [--repeats R] [--allreduce-launches L] [--quick] [--bf16] [--lengths-only]
                         [--data-parallel-only]
        scripts/perf/bench.py --show FILE [--part all|data-parallel|plan]
@@ -368,8 +368,8 @@ def allreduce_side_by_side(nbytes, launches):
     so a slow spell of the machine hits both. Returns (gloo, xsa), each with every sample, every launch's median
     and the median of all samples, and xsa's bandwidth over Gloo's with the launch as the unit
     (paired_launch_ratio): the samples of one launch share its process, connection and placement on the cores,
-    and the spread between launches is as large as the gap measured (pooling them as independent samples gave an
-    interval too narrow)."""
+    and the spread between launches is as large as the gap measured (pooling them as independent samples
+    understated that spread)."""
     buffer_bytes = 4 * ((nbytes + 3) // 4)  # train_ddp.py's float32s (rounded up; xsa-bench rounds down: checked)
     gloo, xsa = [], []  # one list of samples per launch
     for _ in range(launches):
@@ -499,19 +499,19 @@ def print_data_parallel_table(rows):
         x = r.get("xsa_allreduce")
         mine = "-"
         if x:
-            mine = (f"{x['bytes'] / 1e6:.1f} MB in {x['ms_median']:.1f} ms: {x['MB_per_s']:,.0f} MB/s "
-                    f"({x['MB_per_s'] / g['MB_per_s']:.2f}x Gloo's")
-            if "over_gloo" in x:  # measured in turns with Gloo's (files before have one launch of each)
-                over = x["over_gloo"]
+            over = x.get("over_gloo")  # measured in turns with Gloo's (files before have one launch of each)
+            mine = f"{x['bytes'] / 1e6:.1f} MB in {x['ms_median']:.1f} ms: {x['MB_per_s']:,.0f} MB/s ("
+            if over and over.get("unit") == "launch":
                 low, high = over["ci95"]
-                if over.get("unit") == "launch":
-                    mine = (f"{x['bytes'] / 1e6:.1f} MB in {x['ms_median']:.1f} ms: {x['MB_per_s']:,.0f} MB/s "
-                            f"({over['ratio']:.2f}x Gloo's, the median of {len(over['launch_ratios'])} paired "
-                            f"launches' ratios, {100 * over['coverage']:.1f}% CI [{low:.2f}, {high:.2f}]")
-                else:  # files before pooled the samples of their launches
+                mine += (f"{over['ratio']:.2f}x Gloo's, the median of {len(over['launch_ratios'])} paired launches' "
+                         f"ratios, {100 * over['coverage']:.1f}% CI [{low:.2f}, {high:.2f}])")
+            else:  # files before: the ratio of the pooled medians, with an interval that pooled the launches' samples
+                mine += f"{x['MB_per_s'] / g['MB_per_s']:.2f}x Gloo's"
+                if over:
+                    low, high = over["ci95"]
                     mine += (f", 95% CI [{low:.2f}, {high:.2f}] over {len(x['samples_ms'])} and "
                              f"{len(g['samples_ms'])} samples")
-            mine += ")"
+                mine += ")"
         print(f"| {r['model']} | {', '.join(tried)} ({d['search_steps']} steps each) | {g['bytes'] / 1e6:.1f} MB in "
               f"{g['ms_median']:.1f} ms: {g['MB_per_s']:,.0f} MB/s | {mine} |")
     print_efficiency_split(rows)
