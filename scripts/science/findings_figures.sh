@@ -7,12 +7,24 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 py=/usr/bin/python3
 inspect=${XSA_BUILD:-build}/xsa-inspect
-[ -x "$inspect" ] || { echo "findings_figures: error: $inspect not built (scripts/build.sh)" >&2; exit 2; }
+sweep_exe=${XSA_BUILD:-build}/xsa-sweep
+for exe in "$inspect" "$sweep_exe"; do
+  [ -x "$exe" ] || { echo "findings_figures: error: $exe not built (scripts/build.sh)" >&2; exit 2; }
+done
 mkdir -p results/figures
 
 existing() {  # the given results/ folders that hold at least one results.json
   for d in "$@"; do
     if [ -n "$(find "results/$d" -name results.json -print -quit 2>/dev/null)" ]; then echo "results/$d"; fi
+  done
+}
+
+complete() {  # the given results/ folders whose every point is done (xsa-sweep --status's last line)
+  for d in "$@"; do
+    if [ -f "results/$d/summary.json" ] &&
+      "$sweep_exe" --status "results/$d" 2>/dev/null | tail -n 1 | grep -Eq ': ([0-9]+) points: \1 done,'; then
+      echo "results/$d"
+    fi
   done
 }
 
@@ -78,3 +90,18 @@ fi
 # Every baseline setup of question 9 at once: each arm at its own best lr per setup, and XSA's Δ best vs best.
 draw setups "results/lr_control $(existing baseline_choices qknorm_lr gate_headwise_lr gate_elementwise warmup_150)" \
   --lambda 1 --only best_per_setup
+# Question 10: every setup of the default model without the embedding LayerNorm (experiment 0's RoPE cells, the two
+# partial setups, the modern setup) beside the paper's setup and the longer warmup with the norm (XSA's best setup
+# of question 9). A fourth-round sweep is drawn once all its points are done, so no figure shows a cell with fewer
+# seeds than the others.
+modern_s0=$(complete modern_s0)
+if [ -n "$modern_s0" ]; then
+  q10="results/lr_control $(ls -d results/baseline_choices/*pos=rope_embed_norm=false) $(complete warmup_150)"
+  q10="$q10 $modern_s0 $(complete nonorm_warmup150 nonorm_qknorm)"
+  draw modern "$q10" --lambda 1 --only improvement_vs_lr,early_val_loss,best_per_setup
+fi
+# Experiment 2, the modern setup one size up, beside S1 with the embedding norm and QK-norm (qknorm_s1) and in the
+# paper's setup at lr 1e-3 (variants_s1's SA and XSA); one colour per setup.
+if [ -n "$(complete modern_s1)" ]; then
+  draw modern_s1 "$(existing variants_s1 qknorm_s1) results/modern_s1" --lambda 1 --only improvement_vs_lr,best_per_setup
+fi
