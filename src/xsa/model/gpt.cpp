@@ -386,7 +386,15 @@ torch::Tensor GptImpl::hidden(const torch::Tensor& idx, BiasProbe* probe) {
              : x + wpe->weight.narrow(0, 0, T);
   }
   if (!ln_emb.is_empty()) x = ln_emb->forward(x);
-  if (probe != nullptr) probe->layers.assign(block_refs_.size(), LayerBias{});
+  if (probe != nullptr) {
+    probe->layers.assign(block_refs_.size(), LayerBias{});
+    // counted rows / (T - 1): exactly B without documents, so batches weigh as many windows as before
+    probe->row_windows =
+        docs && T >= 2
+            ? (docs->start < torch::arange(T, docs->start.options()).view({1, T})).sum().item<double>() /
+                  static_cast<double>(T - 1)
+            : static_cast<double>(idx.size(0));
+  }
   RopeTables window_rope;  // with documents: the tables' rows at each token's position in its document
   const RopeTables* rope = nullptr;
   if (rope_.cos.defined()) {

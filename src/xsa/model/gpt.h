@@ -36,6 +36,10 @@ namespace xsa {
 // Filled only when a probe is passed.
 struct BiasProbe {
   std::vector<LayerBias> layers;
+  // The rows the per-token metrics of `layers` averaged, in windows of T - 1 rows: the batch's windows
+  // without document masking (exactly), fewer with it (every document's first token is left out). The
+  // weight of this batch's per-token metrics in a mean over batches (OverBatches::kRowMean).
+  double row_windows = 0;
 };
 
 // How attention is computed and modified in one layer.
@@ -60,7 +64,7 @@ torch::Tensor apply_rope(const torch::Tensor& x, const RopeTables& rope);
 // The tables' rows at per-token positions (B, T) int64: (B, 1, T, D/2) each, broadcast over heads.
 RopeTables rope_at(const RopeTables& rope, const torch::Tensor& positions);
 
-// Documents inside the windows of a batch (data.doc_mask; docs/guide.md "Data"). A document begins at a
+// Documents inside the windows of a batch (data.doc_mask; docs/guide.md "Document masking"). A document begins at a
 // boundary token (the tokenizer's BOS, which xsa-prepare writes before every document); the tokens before a
 // window's first boundary belong to a document that began before the window. Under document masking a token
 // attends only to its own document, and positions restart at 0 at each document, so every document of a

@@ -33,22 +33,27 @@ struct LayerBias {
   std::optional<AttentionDynamics> dynamics;  // absent in records written before it was measured
 };
 
+// How a metric combines the batches of one measurement. A per-token metric (a mean over rows, i.e. (window,
+// position) pairs) is weighted by the rows each batch averaged: its windows × (T - 1), or with data.doc_mask
+// only the tokens that are not a document's first, whose number differs from window to window, so that the
+// measurement is the mean over every counted row whatever the batch size. A per-window metric (value_cos: a
+// mean over the pairs of a window) is weighted by windows; the max logit takes the maximum.
+enum class OverBatches { kRowMean, kWindowMean, kMax };
+
 struct BiasMetric {
   const char* key;    // JSON key in results.json and column stem in xsa-inspect
   const char* label;  // column heading
   double LayerBias::*member;
+  OverBatches over_batches;
 };
 
 inline constexpr BiasMetric kBiasMetrics[] = {
-    {"cos_y_v", "cos(y,v)", &LayerBias::cos_y_v},
-    {"cos_z_v", "cos(z,v)", &LayerBias::cos_z_v},
-    {"attn_diag", "attn_diag", &LayerBias::attn_diag},
-    {"value_cos", "value_cos", &LayerBias::value_cos},
+    {"cos_y_v", "cos(y,v)", &LayerBias::cos_y_v, OverBatches::kRowMean},
+    {"cos_z_v", "cos(z,v)", &LayerBias::cos_z_v, OverBatches::kRowMean},
+    {"attn_diag", "attn_diag", &LayerBias::attn_diag, OverBatches::kRowMean},
+    {"value_cos", "value_cos", &LayerBias::value_cos, OverBatches::kWindowMean},
 };
 inline constexpr std::size_t kBiasMetricCount = sizeof(kBiasMetrics) / sizeof(kBiasMetrics[0]);
-
-// How a dynamics metric combines the batches of one measurement: the window-weighted mean, or the maximum.
-enum class OverBatches { kMean, kMax };
 // Which extreme over training xsa-inspect's dynamics_summary reports: the direction in which the metric shows
 // an unstable attention (a large logit, a low entropy: collapse onto single positions, a large sink).
 enum class Extreme { kLargest, kLowest };
@@ -61,8 +66,8 @@ struct DynamicsMetric {
 };
 inline constexpr DynamicsMetric kDynamicsMetrics[] = {
     {"max_logit", "max logit", &AttentionDynamics::max_logit, OverBatches::kMax, Extreme::kLargest},
-    {"attn_entropy", "entropy", &AttentionDynamics::attn_entropy, OverBatches::kMean, Extreme::kLowest},
-    {"attn_sink", "a_i0", &AttentionDynamics::attn_sink, OverBatches::kMean, Extreme::kLargest},
+    {"attn_entropy", "entropy", &AttentionDynamics::attn_entropy, OverBatches::kRowMean, Extreme::kLowest},
+    {"attn_sink", "a_i0", &AttentionDynamics::attn_sink, OverBatches::kRowMean, Extreme::kLargest},
 };
 
 }  // namespace xsa

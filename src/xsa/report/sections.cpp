@@ -87,7 +87,7 @@ const std::vector<Section>& sections() {
        "per λ, budget and evaluation step: mean Δ val loss with its CI", "", false, false, build_eval_curve},
       {"loss_by_position",
        "Paired Δ val loss by position in the window (final evaluation; position t predicts the window's "
-       "token t from the t before it; 95% CI over seeds)",
+       "token t from the t before it, with data.doc_mask from those of its own document; 95% CI over seeds)",
        "per comparison, length and position bucket (1–16, 17–64, 65–256, ... up to T): mean Δ val loss "
        "with its CI",
        "_No loss by position in these results (results.json's final.loss_by_position, recorded since "

@@ -52,14 +52,17 @@ std::vector<LayerBias> measure_bias(Gpt& model, const TokenFile& file,
   torch::NoGradGuard no_grad;
   const int L = model->config().n_layer;
   std::vector<LayerBias> sum(L);
-  size_t windows = 0;
+  double windows = 0, row_windows = 0;  // the weights' totals (OverBatches::kWindowMean, kRowMean)
   for (size_t i = 0; i < starts.size(); i += batch_size) {
     std::int64_t n = std::min<std::int64_t>(batch_size, starts.size() - i);
     auto batch = make_batch(file, starts.data() + i, n, seq_len).to(model->device());  // (n, T+1)
     BiasProbe probe;
     model->forward(batch.narrow(1, 0, seq_len), &probe);
-    for (int l = 0; l < L; ++l) {  // window-weighted mean over batches (the max logit: the maximum)
-      for (const auto& metric : kBiasMetrics) sum[l].*metric.member += n * probe.layers[l].*metric.member;
+    // Each metric's weight in the mean over batches (bias_metrics.h OverBatches; the max logit: the maximum).
+    auto weight = [&](OverBatches over) { return over == OverBatches::kRowMean ? probe.row_windows : n; };
+    for (int l = 0; l < L; ++l) {
+      for (const auto& metric : kBiasMetrics)
+        sum[l].*metric.member += weight(metric.over_batches) * probe.layers[l].*metric.member;
       sum[l].lambda_per_head = probe.layers[l].lambda_per_head;
       const AttentionDynamics& batch_dynamics = probe.layers[l].dynamics.value();
       if (!sum[l].dynamics) {
@@ -71,17 +74,25 @@ std::vector<LayerBias> measure_bias(Gpt& model, const TokenFile& file,
       for (const auto& metric : kDynamicsMetrics) {
         double& total = sum[l].dynamics.value().*metric.member;
         const double value = batch_dynamics.*metric.member;
-        total = metric.over_batches == OverBatches::kMax ? std::max(total, value) : total + n * value;
+        total = metric.over_batches == OverBatches::kMax ? std::max(total, value)
+                                                         : total + weight(metric.over_batches) * value;
       }
     }
     windows += n;
+    row_windows += probe.row_windows;
   }
+  // A mean with no weight (every counted row absent: windows of one-token documents) stays 0.
+  auto total = [&](OverBatches over) { return over == OverBatches::kRowMean ? row_windows : windows; };
+  auto divide = [&](double& value, OverBatches over) {
+    if (total(over) > 0) value /= total(over);
+  };
   for (int l = 0; l < L; ++l) {
     sum[l].layer = l;
-    for (const auto& metric : kBiasMetrics) sum[l].*metric.member /= windows;
+    for (const auto& metric : kBiasMetrics) divide(sum[l].*metric.member, metric.over_batches);
     if (sum[l].dynamics)
       for (const auto& metric : kDynamicsMetrics)
-        if (metric.over_batches == OverBatches::kMean) sum[l].dynamics.value().*metric.member /= windows;
+        if (metric.over_batches != OverBatches::kMax)
+          divide(sum[l].dynamics.value().*metric.member, metric.over_batches);
     if (!with_lambda_per_head) sum[l].lambda_per_head.clear();
   }
   return sum;

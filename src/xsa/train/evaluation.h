@@ -26,8 +26,10 @@ std::vector<double> window_losses(Gpt& model, const TokenFile& file, const std::
                                   const std::function<void(std::size_t, std::size_t)>& on_batch = {},
                                   std::vector<double>* position_sums = nullptr);
 
-// Bias metrics of every layer, window-weighted means over the windows at `starts`. lambda_per_head is
-// filled when `with_lambda_per_head` (learned / gate variants).
+// Bias metrics of every layer over the windows at `starts`: the per-token ones the mean over every counted
+// row (with data.doc_mask, the tokens that are not a document's first), value_cos the mean over windows,
+// whatever `batch_size` (xsa/records/bias_metrics.h OverBatches). lambda_per_head is filled when
+// `with_lambda_per_head` (learned / gate variants).
 std::vector<LayerBias> measure_bias(Gpt& model, const TokenFile& file,
                                     const std::vector<std::uint64_t>& starts, int seq_len, int batch_size,
                                     bool with_lambda_per_head);

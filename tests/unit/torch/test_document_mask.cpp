@@ -1,22 +1,28 @@
-// Document masking (data.doc_mask; docs/guide.md "Data"): attention stays inside each document of a window
+// Document masking (data.doc_mask; docs/guide.md "Document masking"): attention stays inside each document of a window
 // (block-diagonal causal) and positions restart at each document. Checked against independent expectations:
 // the layout by hand; the fused kernel against the explicit masked softmax (values and gradients, 1e-5) and
 // against each document run by itself; the whole model's logits against every document run alone; the
-// bias metrics against the per-document runs they average.
+// bias metrics against the per-document runs they average, and over batches of windows with different
+// numbers of documents against the mean over every counted row, computed by hand from per-window runs.
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "process.h"
 #include "tiny_model.h"
 #include "torch_testing.h"
+#include "xsa/data/token_data.h"
 #include "xsa/model/causal_attention.h"
 #include "xsa/model/gpt.h"
+#include "xsa/train/evaluation.h"
 
 namespace xsa {
 namespace {
@@ -205,6 +211,76 @@ TEST_P(DocumentModel, OneDocumentIsThePlainModelBitForBit) {
   loss_plain.backward();
   auto pm = masked->parameters(), pp = plain->parameters();
   for (size_t i = 0; i < pm.size(); ++i) EXPECT_TRUE(torch::equal(pm[i].grad(), pp[i].grad())) << i;
+}
+
+// measure_bias over windows holding different numbers of documents: a per-token metric is the mean over every
+// counted row (the tokens that are not a document's first) whatever the batch size, value_cos the mean over
+// windows. The expectation is computed by hand from each window run alone, weighted by the rows it counts
+// (T minus its document starts: position 0 and every BOS). Weighting batches by their windows instead
+// (what measure_bias did before) moves attn_diag, cos(y,v) and the sink by far more than the tolerance here.
+TEST_P(DocumentModel, BiasOverBatchesIsTheMeanOverCountedRows) {
+  constexpr int kT = 12, kWindows = 4;
+  // window 0: one document begun before it; 1: a BOS mid-window; 2: three BOS; 3: BOS at 0 and at the end
+  const std::vector<std::vector<int>> bos_at{{}, {6}, {2, 5, 9}, {0, 11}};
+  std::vector<std::int64_t> tokens;
+  for (int w = 0; w < kWindows; ++w)
+    for (int t = 0; t < kT; ++t) tokens.push_back(2 + (w * 7 + t * 5) % 14);  // ids 2..15, never BOS
+  tokens.push_back(2);                                                        // the last window's last target
+  std::vector<double> counted(kWindows, 0.0);
+  for (int w = 0; w < kWindows; ++w) {
+    for (int t : bos_at[w]) tokens[w * kT + t] = kBos;
+    int starts = 1;  // position 0 starts a document in every window
+    for (int t : bos_at[w]) starts += t == 0 ? 0 : 1;
+    counted[w] = kT - starts;
+  }
+  testing::TempDir dir;
+  std::string bytes;
+  for (auto id : tokens) {
+    bytes.push_back(static_cast<char>(id & 0xff));  // little-endian uint16, as xsa-prepare writes
+    bytes.push_back(static_cast<char>(id >> 8));
+  }
+  testing::spit(dir / "val.bin", bytes);
+  TokenFile file(dir / "val.bin", tokens.size(), 16);
+  std::vector<std::uint64_t> starts;
+  for (int w = 0; w < kWindows; ++w) starts.push_back(static_cast<std::uint64_t>(w) * kT);
+
+  Gpt model = make(true);
+  // By hand: each window alone, its per-token metrics weighted by its counted rows, value_cos by 1.
+  std::vector<LayerBias> expected(2);
+  double rows = 0;
+  for (int w = 0; w < kWindows; ++w) {
+    auto x = torch::tensor(std::vector<std::int64_t>(tokens.begin() + w * kT, tokens.begin() + (w + 1) * kT),
+                           torch::kLong)
+                 .view({1, kT});
+    BiasProbe probe;
+    model->forward(x, &probe);
+    EXPECT_DOUBLE_EQ(probe.row_windows, counted[w] / (kT - 1)) << "window " << w;
+    for (int l = 0; l < 2; ++l) {
+      expected[l].cos_y_v += counted[w] * probe.layers[l].cos_y_v;
+      expected[l].cos_z_v += counted[w] * probe.layers[l].cos_z_v;
+      expected[l].attn_diag += counted[w] * probe.layers[l].attn_diag;
+      expected[l].value_cos += probe.layers[l].value_cos / kWindows;
+      if (!expected[l].dynamics) expected[l].dynamics = AttentionDynamics{};
+      expected[l].dynamics->attn_sink += counted[w] * probe.layers[l].dynamics->attn_sink;
+      expected[l].dynamics->attn_entropy += counted[w] * probe.layers[l].dynamics->attn_entropy;
+    }
+    rows += counted[w];
+  }
+  for (int batch_size : {1, 2, kWindows}) {
+    const auto measured = measure_bias(model, file, starts, kT, batch_size, false);
+    ASSERT_EQ(measured.size(), 2u);
+    for (int l = 0; l < 2; ++l) {
+      const std::string where = "batch size " + std::to_string(batch_size) + ", layer " + std::to_string(l);
+      EXPECT_NEAR(measured[l].cos_y_v, expected[l].cos_y_v / rows, 1e-10) << where;
+      EXPECT_NEAR(measured[l].cos_z_v, expected[l].cos_z_v / rows, 1e-10) << where;
+      EXPECT_NEAR(measured[l].attn_diag, expected[l].attn_diag / rows, 1e-10) << where;
+      EXPECT_NEAR(measured[l].value_cos, expected[l].value_cos, 1e-10) << where;
+      // The dynamics are measured in float32 whatever the model's dtype (gpt.cpp measure_dynamics).
+      EXPECT_NEAR(measured[l].dynamics->attn_sink, expected[l].dynamics->attn_sink / rows, 1e-6) << where;
+      EXPECT_NEAR(measured[l].dynamics->attn_entropy, expected[l].dynamics->attn_entropy / rows, 1e-6)
+          << where;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, DocumentModel,
