@@ -120,4 +120,19 @@ inline int count_lines(const std::string& text) {
   return lines;
 }
 
+// The lines of a tool's stderr other than its advice ("xsa-train: warning: ...", printed once training
+// starts, e.g. on a CPU where OpenBLAS runs its generic kernels: docs/guide.md "Determinism, threads,
+// concurrency"): what the one-line contract of a failure that happens during training counts.
+inline int count_error_lines(const std::string& text) {
+  int lines = 0;
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    if (text.compare(begin, 20, "xsa-train: warning: ") != 0) ++lines;
+    begin = end + 1;
+  }
+  return lines;
+}
+
 }  // namespace xsa::testing

@@ -232,9 +232,6 @@ ExperimentResult run_paired_experiment(const Config& cfg, const TokenDataset& da
       evenly_spaced_windows(data.val->size(), T, static_cast<std::uint64_t>(cfg.metrics.bias_batches) * B);
 
   const PrecisionChoice precision = resolve_precision(cfg.runtime.precision, cpu_bf16_support());
-  if (!precision.warning.empty()) std::fprintf(stderr, "xsa-train: warning: %s\n", precision.warning.c_str());
-  const std::string blas_warning = generic_blas_core_warning(current_thread_info().blas, read_cpuinfo());
-  if (!blas_warning.empty()) std::fprintf(stderr, "xsa-train: warning: %s\n", blas_warning.c_str());
 
   // Build every model (and draw its init) here, before any worker thread exists.
   Shared shared(cfg, data, decoder, board, abort);
@@ -265,6 +262,14 @@ ExperimentResult run_paired_experiment(const Config& cfg, const TokenDataset& da
     log = std::make_unique<LogWriter>(log_path);
   }
   shared.log = log.get();
+  // The advice on how this machine computes comes once training starts, so that input refused above is
+  // the one line of its error, and from rank 0 only (docs/guide.md "Determinism, threads, concurrency").
+  if (ranks.rank == 0) {
+    if (!precision.warning.empty())
+      std::fprintf(stderr, "xsa-train: warning: %s\n", precision.warning.c_str());
+    const std::string blas_warning = generic_blas_core_warning(current_thread_info().blas, read_cpuinfo());
+    if (!blas_warning.empty()) std::fprintf(stderr, "xsa-train: warning: %s\n", blas_warning.c_str());
+  }
 
   const VariantsOutcome outcome = run_variants(runs, cfg, abort);
   board.finish();
