@@ -26,15 +26,9 @@ using json = nlohmann::json;
 struct Outcome {
   int code = -1;
   std::string out, err;
-  // stderr's lines, less the machine's BLAS advice: xsa-train warns on every run where OpenBLAS fell back to
-  // its generic kernels on an AVX2 CPU (xsa/util/blas_core.h), which says nothing about the run itself.
-  int err_lines() const {
-    std::istringstream lines(err);
-    int n = 0;
-    for (std::string line; std::getline(lines, line);)
-      n += line.rfind("xsa-train: warning: OpenBLAS runs its generic", 0) != 0;
-    return n;
-  }
+  // stderr's lines, less xsa-train's advice on the machine (e.g. OpenBLAS's generic kernels on an AVX2 CPU,
+  // xsa/util/blas_core.h), which says nothing about the run itself.
+  int err_lines() const { return testing::count_error_lines(err); }
 };
 
 using e2e::slurp;

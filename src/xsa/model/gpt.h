@@ -64,11 +64,11 @@ torch::Tensor apply_rope(const torch::Tensor& x, const RopeTables& rope);
 // The tables' rows at per-token positions (B, T) int64: (B, 1, T, D/2) each, broadcast over heads.
 RopeTables rope_at(const RopeTables& rope, const torch::Tensor& positions);
 
-// Documents inside the windows of a batch (data.doc_mask; docs/guide.md "Document masking"). A document begins at a
-// boundary token (the tokenizer's BOS, which xsa-prepare writes before every document); the tokens before a
-// window's first boundary belong to a document that began before the window. Under document masking a token
-// attends only to its own document, and positions restart at 0 at each document, so every document of a
-// window is computed exactly as if it were run alone.
+// Documents inside the windows of a batch (data.doc_mask; docs/guide.md "Document masking"). A document
+// begins at a boundary token (the tokenizer's BOS, which xsa-prepare writes before every document); the
+// tokens before a window's first boundary belong to a document that began before the window. Under document
+// masking a token attends only to its own document, and positions restart at 0 at each document, so every
+// document of a window is computed exactly as if it were run alone.
 struct DocumentLayout {
   torch::Tensor start;      // (B, T) int64: the index of the first token of token t's document, <= t
   torch::Tensor positions;  // (B, T) int64: t - start, the position inside the document

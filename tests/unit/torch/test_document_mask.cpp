@@ -1,5 +1,6 @@
-// Document masking (data.doc_mask; docs/guide.md "Document masking"): attention stays inside each document of a window
-// (block-diagonal causal) and positions restart at each document. Checked against independent expectations:
+// Document masking (data.doc_mask; docs/guide.md "Document masking"): attention stays inside each document of
+// a window (block-diagonal causal) and positions restart at each document. Checked against independent
+// expectations:
 // the layout by hand; the fused kernel against the explicit masked softmax (values and gradients, 1e-5) and
 // against each document run by itself; the whole model's logits against every document run alone; the
 // bias metrics against the per-document runs they average, and over batches of windows with different
@@ -247,6 +248,7 @@ TEST_P(DocumentModel, BiasOverBatchesIsTheMeanOverCountedRows) {
   Gpt model = make(true);
   // By hand: each window alone, its per-token metrics weighted by its counted rows, value_cos by 1.
   std::vector<LayerBias> expected(2);
+  std::vector<double> max_logit(2, -1e300);
   double rows = 0;
   for (int w = 0; w < kWindows; ++w) {
     auto x = torch::tensor(std::vector<std::int64_t>(tokens.begin() + w * kT, tokens.begin() + (w + 1) * kT),
@@ -263,6 +265,7 @@ TEST_P(DocumentModel, BiasOverBatchesIsTheMeanOverCountedRows) {
       if (!expected[l].dynamics) expected[l].dynamics = AttentionDynamics{};
       expected[l].dynamics->attn_sink += counted[w] * probe.layers[l].dynamics->attn_sink;
       expected[l].dynamics->attn_entropy += counted[w] * probe.layers[l].dynamics->attn_entropy;
+      max_logit[l] = std::max(max_logit[l], probe.layers[l].dynamics->max_logit);
     }
     rows += counted[w];
   }
@@ -279,6 +282,30 @@ TEST_P(DocumentModel, BiasOverBatchesIsTheMeanOverCountedRows) {
       EXPECT_NEAR(measured[l].dynamics->attn_sink, expected[l].dynamics->attn_sink / rows, 1e-6) << where;
       EXPECT_NEAR(measured[l].dynamics->attn_entropy, expected[l].dynamics->attn_entropy / rows, 1e-6)
           << where;
+      EXPECT_NEAR(measured[l].dynamics->max_logit, max_logit[l], 1e-6 * std::abs(max_logit[l])) << where;
+    }
+  }
+  // Without masking every window counts T - 1 rows: each weighs exactly one window, and a measurement is the
+  // plain mean of the windows' metrics at any batch size.
+  Gpt plain = make(false);
+  std::vector<double> diag(2, 0.0), cos_y(2, 0.0);
+  for (int w = 0; w < kWindows; ++w) {
+    auto x = torch::tensor(std::vector<std::int64_t>(tokens.begin() + w * kT, tokens.begin() + (w + 1) * kT),
+                           torch::kLong)
+                 .view({1, kT});
+    BiasProbe probe;
+    plain->forward(x, &probe);
+    EXPECT_EQ(probe.row_windows, 1.0) << "window " << w;
+    for (int l = 0; l < 2; ++l) {
+      diag[l] += probe.layers[l].attn_diag / kWindows;
+      cos_y[l] += probe.layers[l].cos_y_v / kWindows;
+    }
+  }
+  for (int batch_size : {1, 2, kWindows}) {
+    const auto measured = measure_bias(plain, file, starts, kT, batch_size, false);
+    for (int l = 0; l < 2; ++l) {
+      EXPECT_NEAR(measured[l].attn_diag, diag[l], 1e-10) << "unmasked, batch size " << batch_size;
+      EXPECT_NEAR(measured[l].cos_y_v, cos_y[l], 1e-10) << "unmasked, batch size " << batch_size;
     }
   }
 }
