@@ -14,7 +14,8 @@
 #             build with data.doc_mask and loss_by_position.
 #   --round 5: question 11's TinyStories part (docs/findings.md): lane A seqlen_tokens_docmask, lane B
 #             length_s1_docmask -> seqlen_tokens_docmask (answers 2 and 8's cells with data.doc_mask: true);
-#             needs a build with data.doc_mask.
+#             needs a build from commit 99eacf4 on (before it, the bias metrics under data.doc_mask weighed
+#             batches by windows, not by the tokens they counted).
 #   --round 4 (default): the fourth round (docs/findings.md, question 10, the modern baseline): both lanes start
 #             on modern_s0 (sharing its points), then lane A nonorm_warmup150 -> nonorm_qknorm -> modern_s1,
 #             lane B modern_s1 -> nonorm_warmup150 -> nonorm_qknorm: the modern setup at S0 first (the answer),
