@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -32,6 +33,16 @@ inline std::string slurp(const std::filesystem::path& path) {
 inline void spit(const std::filesystem::path& path, const std::string& content) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << content;
+}
+
+// Token ids as a token file holds them (what xsa-prepare writes): little-endian uint16.
+inline std::string token_file_bytes(const std::vector<std::int64_t>& ids) {
+  std::string bytes;
+  for (const std::int64_t id : ids) {
+    bytes.push_back(static_cast<char>(id & 0xff));
+    bytes.push_back(static_cast<char>((id >> 8) & 0xff));
+  }
+  return bytes;
 }
 
 // A fresh, empty folder under the system temp dir, removed at the end of the test.

@@ -85,6 +85,13 @@ torch::Tensor cosine_last_dim(const torch::Tensor& a, const torch::Tensor& b) {
   return (a * b).sum(-1) / (na * nb);
 }
 
+// (B, T) bool: the tokens the per-token bias metrics count under document masking, every one that is not its
+// document's first (which attends only to itself, as position 0 does without documents).
+torch::Tensor counted_tokens(const DocumentLayout& docs) {
+  const auto T = docs.start.size(1);
+  return docs.start < torch::arange(T, docs.start.options()).view({1, T});  // (B, T)
+}
+
 // diag: the attention's diagonal a_ii (B, H, T); y, z, v: (B, H, T, D). impl picks how value_cos is summed:
 // explicit keeps the (B, H, T, T) Gram matrix it always had (bit-identical to the committed results), fused
 // the O(T) identity Σ_{i≠j} v̂_i·v̂_j = ‖Σ_i v̂_i‖² − Σ_i ‖v̂_i‖² (at T = 8,192 the Gram matrix alone is 1 GB).
@@ -112,8 +119,8 @@ void measure_bias(const torch::Tensor& diag, const torch::Tensor& y, const torch
     probe->cos_z_v = cosine_last_dim(later(z), later(v)).mean().item<double>();
     probe->attn_diag = diag.narrow(-1, 1, T - 1).mean().item<double>();
   } else {
-    const auto t = torch::arange(T, docs->start.options()).view({1, T});                          // (1, T)
-    const auto counted = (docs->start < t).unsqueeze(1).expand(diag.sizes()).to(torch::kDouble);  // (B, H, T)
+    const auto counted =
+        counted_tokens(*docs).unsqueeze(1).expand(diag.sizes()).to(torch::kDouble);  // (B, H, T)
     const double n = counted.sum().item<double>();
     auto mean = [&](const torch::Tensor& x) {
       return n > 0 ? (x.to(torch::kDouble) * counted).sum().item<double>() / n : 0.0;
@@ -184,6 +191,7 @@ AttentionDynamics measure_document_dynamics(const torch::Tensor& q, const torch:
   constexpr int64_t kRows = 256;
   const auto index = q.options().dtype(torch::kLong);
   const auto col = torch::arange(T, index).view({1, 1, T});  // (1, 1, T)
+  const auto not_first = counted_tokens(docs);               // (B, T)
   double max_logit = -std::numeric_limits<double>::infinity(), entropy = 0, sink = 0, rows = 0;
   for (int64_t r0 = 0; r0 < T; r0 += kRows) {
     const int64_t n = std::min(kRows, T - r0);
@@ -195,7 +203,7 @@ AttentionDynamics measure_document_dynamics(const torch::Tensor& q, const torch:
     max_logit = std::max(max_logit, s.max().item<double>());
     const auto log_p = torch::log_softmax(s, -1).masked_fill(masked, 0.0);  // (B, H, n, T); 0 · ln 0 = 0
     const auto counted =
-        (start < row).squeeze(-1).unsqueeze(1).to(torch::kDouble);  // (B, 1, n): not a first token
+        not_first.narrow(1, r0, n).unsqueeze(1).to(torch::kDouble);  // (B, 1, n): not a first token
     entropy -= ((log_p.exp() * log_p).sum(-1).to(torch::kDouble) * counted).sum().item<double>();
     const auto first = start.unsqueeze(1).expand({-1, H, -1, -1});  // (B, H, n, 1): the document's first key
     sink += (log_p.gather(-1, first).squeeze(-1).exp().to(torch::kDouble) * counted).sum().item<double>();
@@ -389,11 +397,9 @@ torch::Tensor GptImpl::hidden(const torch::Tensor& idx, BiasProbe* probe) {
   if (probe != nullptr) {
     probe->layers.assign(block_refs_.size(), LayerBias{});
     // counted rows / (T - 1): exactly B without documents, so batches weigh as many windows as before
-    probe->row_windows =
-        docs && T >= 2
-            ? (docs->start < torch::arange(T, docs->start.options()).view({1, T})).sum().item<double>() /
-                  static_cast<double>(T - 1)
-            : static_cast<double>(idx.size(0));
+    probe->row_windows = docs && T >= 2
+                             ? counted_tokens(*docs).sum().item<double>() / static_cast<double>(T - 1)
+                             : static_cast<double>(idx.size(0));
   }
   RopeTables window_rope;  // with documents: the tables' rows at each token's position in its document
   const RopeTables* rope = nullptr;

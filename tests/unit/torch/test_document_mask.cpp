@@ -235,15 +235,15 @@ TEST_P(DocumentModel, BiasOverBatchesIsTheMeanOverCountedRows) {
     counted[w] = kT - starts;
   }
   testing::TempDir dir;
-  std::string bytes;
-  for (auto id : tokens) {
-    bytes.push_back(static_cast<char>(id & 0xff));  // little-endian uint16, as xsa-prepare writes
-    bytes.push_back(static_cast<char>(id >> 8));
-  }
-  testing::spit(dir / "val.bin", bytes);
+  testing::spit(dir / "val.bin", testing::token_file_bytes(tokens));
   TokenFile file(dir / "val.bin", tokens.size(), 16);
   std::vector<std::uint64_t> starts;
   for (int w = 0; w < kWindows; ++w) starts.push_back(static_cast<std::uint64_t>(w) * kT);
+  auto window = [&](int w) {  // (1, T): window w's inputs
+    return torch::tensor(std::vector<std::int64_t>(tokens.begin() + w * kT, tokens.begin() + (w + 1) * kT),
+                         torch::kLong)
+        .view({1, kT});
+  };
 
   Gpt model = make(true);
   // By hand: each window alone, its per-token metrics weighted by its counted rows, value_cos by 1.
@@ -251,11 +251,8 @@ TEST_P(DocumentModel, BiasOverBatchesIsTheMeanOverCountedRows) {
   std::vector<double> max_logit(2, -1e300);
   double rows = 0;
   for (int w = 0; w < kWindows; ++w) {
-    auto x = torch::tensor(std::vector<std::int64_t>(tokens.begin() + w * kT, tokens.begin() + (w + 1) * kT),
-                           torch::kLong)
-                 .view({1, kT});
     BiasProbe probe;
-    model->forward(x, &probe);
+    model->forward(window(w), &probe);
     EXPECT_DOUBLE_EQ(probe.row_windows, counted[w] / (kT - 1)) << "window " << w;
     for (int l = 0; l < 2; ++l) {
       expected[l].cos_y_v += counted[w] * probe.layers[l].cos_y_v;
@@ -290,11 +287,8 @@ TEST_P(DocumentModel, BiasOverBatchesIsTheMeanOverCountedRows) {
   Gpt plain = make(false);
   std::vector<double> diag(2, 0.0), cos_y(2, 0.0);
   for (int w = 0; w < kWindows; ++w) {
-    auto x = torch::tensor(std::vector<std::int64_t>(tokens.begin() + w * kT, tokens.begin() + (w + 1) * kT),
-                           torch::kLong)
-                 .view({1, kT});
     BiasProbe probe;
-    plain->forward(x, &probe);
+    plain->forward(window(w), &probe);
     EXPECT_EQ(probe.row_windows, 1.0) << "window " << w;
     for (int l = 0; l < 2; ++l) {
       diag[l] += probe.layers[l].attn_diag / kWindows;

@@ -29,13 +29,9 @@ constexpr int kVocab = 64, kSeqLen = 40, kWindows = 5;
 std::string write_tokens(const testing::TempDir& dir) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(7);
   const auto ids = torch::randint(0, kVocab, {kWindows * kSeqLen + 2}, gen, torch::kLong);
-  std::string bytes;
-  for (std::int64_t i = 0; i < ids.size(0); ++i) {
-    const auto id = static_cast<std::uint16_t>(ids[i].item<std::int64_t>());
-    bytes.push_back(static_cast<char>(id & 0xff));  // little-endian uint16, as xsa-prepare writes
-    bytes.push_back(static_cast<char>(id >> 8));
-  }
-  testing::spit(dir / "val.bin", bytes);
+  testing::spit(dir / "val.bin",
+                testing::token_file_bytes(std::vector<std::int64_t>(
+                    ids.data_ptr<std::int64_t>(), ids.data_ptr<std::int64_t>() + ids.numel())));
   return dir / "val.bin";
 }
 
