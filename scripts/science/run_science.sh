@@ -17,10 +17,11 @@
 #             needs a build from commit 99eacf4 on (before it, the bias metrics under data.doc_mask weighed
 #             batches by windows, not by the tokens they counted).
 #   --round 4 (default): the fourth round (docs/findings.md, question 10, the modern baseline): both lanes start
-#             on modern_s0 (sharing its points), then lane A nonorm_warmup150 -> nonorm_qknorm -> modern_s1,
-#             lane B modern_s1 -> nonorm_warmup150 -> nonorm_qknorm: the modern setup at S0 first (the answer),
-#             then one lane on S1's long points while the other brackets the two partial setups; then both on
-#             warmup_150's added lr 3e-3 (question 9's sweep: its first two lrs left both arms' best at the edge).
+#             on modern_s0 (sharing its points), then lane A nonorm_warmup150 -> warmup_150 -> nonorm_qknorm ->
+#             modern_s1, lane B modern_s1 -> nonorm_warmup150 -> warmup_150 -> nonorm_qknorm: the modern setup at
+#             S0 first (the answer), then one lane on S1's long points while the other brackets the partial
+#             setups and warmup_150's added lr 3e-3 (question 9's sweep: its first two lrs left both arms' best at
+#             the edge, and XSA's best setup at S0 is there), before the second partial setup.
 #   --round 3: the third round (docs/findings.md, question 9): lane A baseline_choices ->
 #             qknorm_lr -> paper_dynamics -> gate_headwise_lr -> gate_elementwise -> warmup_150 -> qknorm_s1
 #             -> gate_lr_s1, lane B gate_lr_s1 -> baseline_choices -> qknorm_lr -> paper_dynamics ->
@@ -107,8 +108,8 @@ elif [ "$round" = 5 ]; then
   queue_a=(seqlen_tokens_docmask)
   queue_b=(length_s1_docmask seqlen_tokens_docmask)
 elif [ "$round" = 4 ]; then
-  queue_a=(modern_s0 nonorm_warmup150 nonorm_qknorm modern_s1 warmup_150)
-  queue_b=(modern_s0 modern_s1 nonorm_warmup150 nonorm_qknorm warmup_150)
+  queue_a=(modern_s0 nonorm_warmup150 warmup_150 nonorm_qknorm modern_s1)
+  queue_b=(modern_s0 modern_s1 nonorm_warmup150 warmup_150 nonorm_qknorm)
 elif [ "$round" = 3 ]; then
   queue_a=(baseline_choices qknorm_lr paper_dynamics gate_headwise_lr gate_elementwise warmup_150 qknorm_s1
     gate_lr_s1)
