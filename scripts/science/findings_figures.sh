@@ -68,6 +68,12 @@ draw gate_lr "$(existing gate_lr_s1)" --only improvement_vs_lambda
 draw size "$(existing lr_control variants_s1 size_s2)" --lambda 1 --only improvement_vs_size,bias_by_depth
 # the length trend at S1 (length_s1, fused attention) next to the 2-layer one (seqlen_tokens) (question 8)
 draw length "$(existing seqlen_tokens length_s1)" --lambda 1 --only improvement_vs_seq_len
+# warmup_150 gained lr 3e-3 in the fourth round; until its points are all done, its figures take question 9's two
+# lrs (1e-2, 3e-2: 5 seeds each, finished), so no figure shows a cell with fewer seeds.
+warmup_150=$(complete warmup_150)
+if [ -z "$warmup_150" ] && [ -d results/warmup_150 ]; then
+  warmup_150=$(ls -d results/warmup_150/seed=*_lr=0.01_* results/warmup_150/seed=*_lr=0.03_*)
+fi
 # Question 9: each third-round sweep next to lr_control, whose cells are its arms without the change it makes
 # (positions and embedding norm, QK-norm, output gate, warmup); one colour per baseline setup. The attention
 # dynamics next to paper_dynamics instead (lr_control's cells trained again with them measured; never pooled
@@ -77,8 +83,10 @@ for sweep in baseline_choices qknorm_lr gate_headwise_lr warmup_150; do
   if [ -n "$(existing "$sweep")" ]; then
     with=""
     if [ "$sweep" = gate_headwise_lr ]; then with=$(existing gate_elementwise); fi
-    draw "$sweep" "results/lr_control results/$sweep $with" --lambda 1 --only improvement_vs_lr,early_val_loss
-    draw "${sweep}_dynamics" "$(existing paper_dynamics) results/$sweep $with" --lambda 1 \
+    folder=results/$sweep
+    if [ "$sweep" = warmup_150 ]; then folder=$warmup_150; fi
+    draw "$sweep" "results/lr_control $folder $with" --lambda 1 --only improvement_vs_lr,early_val_loss
+    draw "${sweep}_dynamics" "$(existing paper_dynamics) $folder $with" --lambda 1 \
       --only dynamics_over_training
   fi
 done
@@ -88,7 +96,7 @@ if [ -n "$(existing qknorm_s1)" ]; then
   draw qknorm_s1 "$(existing qknorm_lr variants_s1 qknorm_s1)" --lambda 1 --only improvement_vs_lr
 fi
 # Every baseline setup of question 9 at once: each arm at its own best lr per setup, and XSA's Δ best vs best.
-draw setups "results/lr_control $(existing baseline_choices qknorm_lr gate_headwise_lr gate_elementwise warmup_150)" \
+draw setups "results/lr_control $(existing baseline_choices qknorm_lr gate_headwise_lr gate_elementwise) $warmup_150" \
   --lambda 1 --only best_per_setup
 # Question 10: every setup of the default model without the embedding LayerNorm (experiment 0's RoPE cells, the two
 # partial setups, the modern setup) beside the paper's setup and the longer warmup with the norm (XSA's best setup
@@ -96,7 +104,7 @@ draw setups "results/lr_control $(existing baseline_choices qknorm_lr gate_headw
 # seeds than the others.
 modern_s0=$(complete modern_s0)
 if [ -n "$modern_s0" ]; then
-  q10="results/lr_control $(ls -d results/baseline_choices/*pos=rope_embed_norm=false) $(complete warmup_150)"
+  q10="results/lr_control $(ls -d results/baseline_choices/*pos=rope_embed_norm=false) $warmup_150"
   q10="$q10 $modern_s0 $(complete nonorm_warmup150 nonorm_qknorm)"
   draw modern "$q10" --lambda 1 --only improvement_vs_lr,early_val_loss,best_per_setup
 fi
