@@ -157,7 +157,7 @@ TEST(SweepGrid, ScienceSweepConfigs) {
                                           {"qknorm_s1", 10, "explicit"},
                                           {"gate_elementwise", 5, "explicit"},
                                           {"modern_s0", 20, "explicit"},
-                                          {"modern_s1", 15, "explicit"},
+                                          {"modern_s1", 20, "explicit"},
                                           {"nonorm_warmup150", 15, "explicit"},
                                           {"nonorm_qknorm", 15, "explicit"},
                                           {"seqlen_tokens_docmask", 20, "explicit"},
