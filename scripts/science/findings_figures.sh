@@ -13,6 +13,17 @@ for exe in "$inspect" "$sweep_exe"; do
 done
 mkdir -p results/figures
 
+complete_cells() {  # the point folders of a results/ sweep whose cell (the point's id without its seed) is all done
+  [ -f "results/$1/summary.json" ] || return 0
+  local listing rc=0
+  listing=$("$sweep_exe" --status "results/$1") || rc=$?
+  case $rc in 0 | 1 | 3) ;; *) exit "$rc" ;; esac  # 1: a point failed, 3: points not done; both list every point
+  awk -v dir="results/$1" '
+    $1 ~ /^seed=[0-9]+_/ { id[++n] = $1; cell = $1; sub(/^seed=[0-9]+_/, "", cell); of[n] = cell
+                            points[cell]++; if ($2 == "done") done[cell]++ }
+    END { for (i = 1; i <= n; i++) if (done[of[i]] == points[of[i]]) print dir "/" id[i] }' <<< "$listing"
+}
+
 existing() {  # the given results/ folders that hold at least one results.json
   for d in "$@"; do
     if [ -n "$(find "results/$d" -name results.json -print -quit 2>/dev/null)" ]; then echo "results/$d"; fi
@@ -68,12 +79,9 @@ draw gate_lr "$(existing gate_lr_s1)" --only improvement_vs_lambda
 draw size "$(existing lr_control variants_s1 size_s2)" --lambda 1 --only improvement_vs_size,bias_by_depth
 # the length trend at S1 (length_s1, fused attention) next to the 2-layer one (seqlen_tokens) (question 8)
 draw length "$(existing seqlen_tokens length_s1)" --lambda 1 --only improvement_vs_seq_len
-# warmup_150 gained lr 3e-3 in the fourth round; until its points are all done, its figures take question 9's two
-# lrs (1e-2, 3e-2: 5 seeds each, finished), so no figure shows a cell with fewer seeds.
-warmup_150=$(complete warmup_150)
-if [ -z "$warmup_150" ] && [ -d results/warmup_150 ]; then
-  warmup_150=$(ls -d results/warmup_150/seed=*_lr=0.01_* results/warmup_150/seed=*_lr=0.03_*)
-fi
+# warmup_150 gained lr 3e-3 in the fourth round; until that lr's points are all done, its figures take its finished
+# cells (question 9's two lrs), so no figure shows a cell with fewer seeds.
+warmup_150=$(complete_cells warmup_150)
 # Question 9: each third-round sweep next to lr_control, whose cells are its arms without the change it makes
 # (positions and embedding norm, QK-norm, output gate, warmup); one colour per baseline setup. The attention
 # dynamics next to paper_dynamics instead (lr_control's cells trained again with them measured; never pooled
