@@ -1,43 +1,72 @@
 #!/usr/bin/env bash
 # Commits the science results that are finished: every point folder under results/ that holds a
 # results.json (with its log.jsonl, config.yaml and train.out), the sweeps' summary files and
-# results/science_runs.jsonl. Unfinished points and checkpoints are never committed.
+# results/science_runs.jsonl. Unfinished points and checkpoints are never committed, and a sweep's finished point
+# waits while its cell (the point without its seed) is unfinished and another cell of the sweep is complete: one new
+# point at a new lr would cut the lr and setup selections' paired seeds to its own (scripts/science/cells.sh).
 # --from DIR first copies those files from the checkout DIR where scripts/science/run_science.sh runs (a worktree
-# nobody rebuilds, see there) into this one's results/.
+# nobody rebuilds, see there) into this one's results/; a waiting point is not copied.
+# Needs build/xsa-sweep (or $XSA_BUILD/xsa-sweep) for the sweeps' state.
 #   scripts/science/commit_science.sh [--from /path/to/science-checkout]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 shopt -s nullglob
+# shellcheck source=scripts/science/cells.sh
+source scripts/science/cells.sh
+src=.
 if [ "${1:-}" = --from ]; then
   src=${2:?commit_science: --from needs a checkout folder}
   [ -d "$src/results" ] || { echo "commit_science: error: $src/results: no such folder" >&2; exit 2; }
-  for r in "$src"/results/*/*/results.json; do
-    d=${r%/results.json}
-    rel=results/${d#"$src"/results/}
-    mkdir -p "$rel"
-    for f in results.json log.jsonl config.yaml train.out; do [ -f "$d/$f" ] && cp "$d/$f" "$rel/$f"; done
-  done
-  for f in "$src"/results/*/summary*.json "$src"/results/science_runs.jsonl; do
-    rel=results/${f#"$src"/results/}
-    mkdir -p "$(dirname "$rel")"
-    cp "$f" "$rel"
-  done
+  [ $# -eq 2 ] || { echo "commit_science: error: unexpected argument '$3' after --from DIR" >&2; exit 2; }
 elif [ $# -gt 0 ]; then
   echo "commit_science: error: unknown argument '$1' (expected --from DIR)" >&2
   exit 2
 fi
-files=()
-for r in results/*/*/results.json; do
-  d=$(dirname "$r")
-  for f in "$d"/results.json "$d"/log.jsonl "$d"/config.yaml "$d"/train.out; do [ -f "$f" ] && files+=("$f"); done
+sweep_exe=${XSA_BUILD:-build}/xsa-sweep
+[ -x "$sweep_exe" ] || { echo "commit_science: error: $sweep_exe not built (scripts/build.sh)" >&2; exit 2; }
+
+# The finished point folders to take, relative to $src (results/<sweep>/<point>).
+points=()
+for sweep in "$src"/results/*/; do
+  sweep=${sweep%/}
+  name=${sweep#"$src"/}
+  finished=("$sweep"/*/results.json)
+  [ ${#finished[@]} -eq 0 ] && continue
+  summaries=("$sweep"/summary*.json)
+  if [ ${#summaries[@]} -eq 0 ]; then  # not a sweep: every finished folder
+    for r in "${finished[@]}"; do d=${r%/results.json}; points+=("$name/${d##*/}"); done
+    continue
+  fi
+  taken=$(sweep_points committable "$sweep" "$sweep_exe")
+  while IFS= read -r d; do [ -n "$d" ] && points+=("$name/${d##*/}"); done <<< "$taken"
+  waiting=$((${#finished[@]} - $(grep -c . <<< "$taken" || true)))
+  if [ "$waiting" -gt 0 ]; then
+    echo "commit_science: $name: $waiting finished point(s) wait until their cell has every seed (xsa-sweep --status $sweep)"
+  fi
 done
-for f in results/*/summary*.json results/science_runs.jsonl; do files+=("$f"); done
+
+files=()
+for p in "${points[@]}"; do
+  if [ "$src" != . ]; then
+    mkdir -p "$p"
+    for f in results.json log.jsonl config.yaml train.out; do [ -f "$src/$p/$f" ] && cp "$src/$p/$f" "$p/$f"; done
+  fi
+  for f in "$p"/results.json "$p"/log.jsonl "$p"/config.yaml "$p"/train.out; do [ -f "$f" ] && files+=("$f"); done
+done
+for f in "$src"/results/*/summary*.json "$src"/results/science_runs.jsonl; do
+  rel=results/${f#"$src"/results/}
+  if [ "$src" != . ]; then
+    mkdir -p "$(dirname "$rel")"
+    cp "$f" "$rel"
+  fi
+  files+=("$rel")
+done
 [ ${#files[@]} -eq 0 ] && { echo "commit_science: nothing finished yet"; exit 0; }
 git add -- "${files[@]}"
 if git diff --cached --quiet -- results; then
   echo "commit_science: nothing new"
   exit 0
 fi
-n=$(ls results/*/*/results.json | wc -l)
+n=$(git ls-files -- results | grep -c '^results/[^/]*/[^/]*/results\.json$' || true)
 git commit -q -m "results: science sweeps, $n finished points" -- results
 echo "commit_science: committed ($n finished points in all)"

@@ -13,15 +13,11 @@ for exe in "$inspect" "$sweep_exe"; do
 done
 mkdir -p results/figures
 
+# shellcheck source=scripts/science/cells.sh
+source scripts/science/cells.sh
 complete_cells() {  # the point folders of a results/ sweep whose cell (the point's id without its seed) is all done
   [ -f "results/$1/summary.json" ] || return 0
-  local listing rc=0
-  listing=$("$sweep_exe" --status "results/$1") || rc=$?
-  case $rc in 0 | 1 | 3) ;; *) exit "$rc" ;; esac  # 1: a point failed, 3: points not done; both list every point
-  awk -v dir="results/$1" '
-    $1 ~ /^seed=[0-9]+_/ { id[++n] = $1; cell = $1; sub(/^seed=[0-9]+_/, "", cell); of[n] = cell
-                            points[cell]++; if ($2 == "done") done[cell]++ }
-    END { for (i = 1; i <= n; i++) if (done[of[i]] == points[of[i]]) print dir "/" id[i] }' <<< "$listing"
+  sweep_points complete "results/$1" "$sweep_exe"
 }
 
 existing() {  # the given results/ folders that hold at least one results.json

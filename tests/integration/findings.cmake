@@ -109,3 +109,8 @@ set_tests_properties(scripts.science_compute PROPERTIES
 # Commands moved out of scripts/'s top level say where they are now (docs/development.md "Scripts").
 add_test(NAME scripts.moved_commands_say_where
   COMMAND ${XSA_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/check_moved_scripts.py)
+# scripts/science/commit_science.sh on a made-up science checkout: a grown sweep's partial new lr waits, a sweep run
+# seed by seed shows its first seeds, checkpoints never go in.
+add_test(NAME scripts.commit_science_holds_partial_cells
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/commit_science_test.py ${CMAKE_SOURCE_DIR}
+    $<TARGET_FILE:xsa-sweep>)
