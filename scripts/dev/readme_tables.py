@@ -10,7 +10,9 @@ A generated block in a markdown file is delimited by two HTML comments; the firs
 The tools: `xsa-inspect` (the built executable, with `--format markdown`), `science_compute`
 (scripts/science/science_compute.py, the compute the science sweeps used) and `bench` (scripts/perf/bench.py --show: a
 committed bench.json's machine, matmul peaks, step time, fused kernel and length and size tables). Arguments are
-relative to the repository.
+relative to the repository; one with a wildcard (`*`, `?`, `[`) stands for the paths it matches there, sorted, as
+the shell would expand it (`results/length_s1/*seq_len=128_*`: a subset of a sweep's points), and one that
+matches nothing is bad input.
 
 The files: every `--readme FILE` and every `*.md` of every `--docs DIR` (both may be repeated); with neither, the
 repository's README.md and docs/*.md. A file without blocks is fine as long as one of the files has some.
@@ -26,6 +28,7 @@ or the xsa-inspect executable unusable, no block in any file, a block's command 
 """
 import argparse
 import difflib
+import glob
 import os
 import pathlib
 import re
@@ -60,13 +63,24 @@ def validate_markers(text, blocks, readme):
                      "(each opening marker needs its own closing marker, with only the table between)")
 
 
-def block_args(text, m, readme):
-    """A block's arguments as its command gets them (shell words), or one line naming the README and its line."""
+def block_args(text, m, readme, root):
+    """A block's arguments as its command gets them (shell words, wildcards expanded in the repository), or one line
+    naming the README and its line."""
+    line = text.count("\n", 0, m.start()) + 1
     try:
-        return shlex.split(m.group("args") or "")
+        words = shlex.split(m.group("args") or "")
     except ValueError as e:  # e.g. an unclosed quote
-        line = text.count("\n", 0, m.start()) + 1
         fail(f"{readme}:{line}: `{m.group(0).splitlines()[0]}`: arguments not readable as shell words ({e})")
+    args = []
+    for word in words:
+        if word.startswith("-") or not any(c in word for c in "*?["):
+            args.append(word)
+            continue
+        matches = sorted(os.path.relpath(p, root) for p in glob.glob(os.path.join(str(root), word)))
+        if not matches:
+            fail(f"{readme}:{line}: `{m.group(0).splitlines()[0]}`: '{word}' matches no path in {root}")
+        args += matches
+    return args
 
 
 def tool_command(tool, args, exe, root):
@@ -159,7 +173,7 @@ def main():
         text = read_markdown(path)
         blocks = list(BLOCK.finditer(text))
         validate_markers(text, blocks, path)
-        documents.append((path, text, [(m, block_args(text, m, path)) for m in blocks]))
+        documents.append((path, text, [(m, block_args(text, m, path, root)) for m in blocks]))
     total = sum(len(blocks) for _, _, blocks in documents)
     if not total:
         names = ", ".join(str(path) for path, _, _ in documents) or "(no markdown files)"

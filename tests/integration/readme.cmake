@@ -58,3 +58,11 @@ add_readme_check_test(readme.tables_check_catches_an_edited_bench_block bench_ed
 # hand-worked values, and a bad file refused with one line naming it.
 add_test(NAME readme.bench_show_table
   COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/check_bench_show.py ${CMAKE_SOURCE_DIR}/scripts/perf/bench.py)
+
+# A wildcard argument stands for the paths it matches, as the shell would expand it: the fixture's block holds the
+# budget fixture's by_budget row at 100 steps only (the 400-step points left out), so it matches; a wildcard that
+# matches nothing is one line naming the file, line and pattern, and exit 2.
+add_readme_check_test(readme.tables_expand_wildcards wildcard.md
+  "readme_tables: 1 blocks checked, 0 differ\nexit code 0\n")
+add_readme_check_test(readme.tables_wildcard_matching_nothing_exits_2 wildcard_no_match.md
+  "wildcard_no_match.md:3: [^\n]*'tests/fixtures/report/budget/steps999-\\*' matches no path in [^\n]*\nexit code 2\n")
