@@ -41,6 +41,7 @@ struct stat stat_input(const std::string& path) {
 class FileCollector {
  public:
   void add(const std::string& path) {
+    require_text_path(path, "document path");
     const struct stat info = stat_input(path);
     if (S_ISDIR(info.st_mode)) {
       std::vector<std::string> found;
@@ -85,6 +86,7 @@ class FileCollector {
     for (const auto& name : names) {
       const std::string child_relative = relative.empty() ? name : relative + "/" + name;
       const std::string child = root + "/" + child_relative;
+      require_text_path(child, "document path");
       const struct stat child_info = stat_input(child);
       if (S_ISDIR(child_info.st_mode)) {
         walk(root, child_relative, child_info, ancestors, found);

@@ -24,6 +24,7 @@
 #include "xsa/util/sha256.h"
 #include "xsa/util/staging_folder.h"
 #include "xsa/util/timing.h"
+#include "xsa/util/utf8.h"
 
 namespace fs = std::filesystem;
 
@@ -134,9 +135,20 @@ Corpus read_tinystories(const PrepareOptions& options, std::ostream& progress) {
   return corpus;
 }
 
-Corpus read_documents(const PrepareOptions& options, std::ostream& progress) {
+// The document files of documents mode, found before the output folder is touched: each, reached through a
+// list or a symbolic link too, must lie apart from --out, which --force replaces.
+std::vector<std::string> collect_documents_apart_from_output(const PrepareOptions& options) {
+  std::vector<std::string> paths = collect_document_files(options.documents);
+  std::vector<NamedPath> inputs;
+  inputs.reserve(paths.size());
+  for (const auto& path : paths) inputs.push_back({path, "the document file"});
+  require_output_apart({options.out_dir, "--out"}, inputs);
+  return paths;
+}
+
+Corpus read_documents(const PrepareOptions& options, const std::vector<std::string>& paths,
+                      std::ostream& progress) {
   const DocumentSources& sources = options.documents;
-  const std::vector<std::string> paths = collect_document_files(sources);
   progress << "[1/4] reading " << paths.size() << " document files" << std::endl;
   std::vector<DocumentFile> files;
   std::vector<std::string_view> all;
@@ -211,15 +223,20 @@ void validate_prepare_options(const PrepareOptions& options) {
     require_val_fraction(options.val_fraction);
     if (options.documents.max_document_bytes < 1) throw InputError("--max-document-bytes: expected >= 1");
     const std::string& marker = options.documents.separator;
+    if (printable(marker) != marker)
+      throw InputError("--doc-separator \"" + printable(marker) +
+                       "\": not valid UTF-8 or holds a control character (shown as \\xNN)");
     if (!marker.empty() &&
         (marker.find('\n') != std::string::npos || trim_ascii_whitespace(marker) != marker))
       throw InputError("--doc-separator \"" + marker +
                        "\": expected one line without surrounding whitespace (lines are compared trimmed)");
     for (const auto& path : options.documents.paths) {
+      require_text_path(path, "--documents");
       if (!path_exists(path)) throw InputError(path + ": document path not found");
       inputs.push_back({path, "the document path"});
     }
     for (const auto& path : options.documents.list_files) {
+      require_text_path(path, "--document-list");
       if (!path_exists(path)) throw InputError(path + ": document list not found");
       require_regular_file(path, "document list");
       inputs.push_back({path, "the document list"});
@@ -244,8 +261,10 @@ void validate_prepare_options(const PrepareOptions& options) {
                      ": expected 0 (all cores) or 1.." + std::to_string(cores) +
                      " (the cores this process may use)");
   if (options.max_sentences < 1) throw InputError("--max-sentences: expected >= 1");
+  require_text_path(options.out_dir, "--out");
   for (const auto* list : {&options.train_files, &options.val_files}) {
     for (const auto& path : *list) {
+      require_text_path(path, list == &options.train_files ? "--train" : "--val");
       if (!path_exists(path)) throw InputError(path + ": input file not found");
       require_regular_file(path, "input file");  // a FIFO, folder or device: refused before any work
     }
@@ -335,12 +354,14 @@ void run_prepare(const PrepareOptions& options, std::ostream& progress) {
   const int encode_threads = options.encode_threads > 0 ? options.encode_threads : machine_limits().cores;
 
   const auto start = Clock::now();
+  const std::vector<std::string> document_files =
+      documents_mode(options) ? collect_documents_apart_from_output(options) : std::vector<std::string>{};
   StagingFolder staging(options.out_dir, options.force);
 
   // ---- 1. read ----
   auto stage_start = Clock::now();
-  const Corpus corpus =
-      documents_mode(options) ? read_documents(options, progress) : read_tinystories(options, progress);
+  const Corpus corpus = documents_mode(options) ? read_documents(options, document_files, progress)
+                                                : read_tinystories(options, progress);
   progress << " (" << format_seconds(seconds_since(stage_start)) << ")" << std::endl;
 
   // ---- 2. train the tokenizer on the train split only ----

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "xsa/util/error.h"
+#include "xsa/util/utf8.h"
 
 namespace fs = std::filesystem;
 
@@ -197,6 +198,14 @@ bool is_within(const fs::path& inner, const fs::path& outer) {
 }
 
 }  // namespace
+
+void require_text_path(const std::string& path, const std::string& what) {
+  const std::string shown = printable(path);
+  if (shown != path)
+    throw InputError(
+        what + " " + shown +
+        ": the name is not valid UTF-8 or holds a control character (shown as \\xNN); rename it");
+}
 
 void require_output_apart(const NamedPath& out, const std::vector<NamedPath>& inputs) {
   if (out.path.empty()) return;

@@ -49,4 +49,10 @@ struct NamedPath {
 // empty path are skipped. Called before any work starts.
 void require_output_apart(const NamedPath& out, const std::vector<NamedPath>& inputs);
 
+// Refuses, with one InputError showing the name escaped (util/utf8.h printable), a path that is not valid
+// UTF-8 or holds a control character (a line break, say): what a command reads is named in its messages and
+// in the JSON it writes, which must stay one line and valid UTF-8. `what` names it ("document file",
+// "--out").
+void require_text_path(const std::string& path, const std::string& what);
+
 }  // namespace xsa

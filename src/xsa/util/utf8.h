@@ -5,6 +5,7 @@
 // refuse it up front.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace xsa {
@@ -47,6 +48,29 @@ inline std::size_t find_invalid_utf8(std::string_view text) {
     at += length;
   }
   return std::string_view::npos;
+}
+
+// `text` as a message or JSON may carry it: every byte outside a valid UTF-8 sequence and every control
+// character (below 0x20, and 0x7F) as \xNN, so a message naming a user's file stays one line of valid UTF-8.
+// Equal to `text` exactly when `text` needs no escaping.
+inline std::string printable(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t length = utf8_sequence_length(text, at);
+    const auto c = static_cast<unsigned char>(text[at]);
+    if (length == 0 || (length == 1 && (c < 0x20 || c == 0x7F))) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xF];
+      ++at;
+    } else {
+      out.append(text.substr(at, length));
+      at += length;
+    }
+  }
+  return out;
 }
 
 }  // namespace xsa

@@ -419,11 +419,15 @@ TEST_F(PrepareCli, BadDocumentInputsFailCleanly) {
   spit(dir / "blank/one", "  \n");
   spit(dir / "blank/two", "");
   std::filesystem::create_directories(dir / "nothing");
-  spit(dir / "bin/x.txt", "");
   std::filesystem::create_directories(dir / "bin");
   spit(dir / "bin/x.txt", std::string("text\0more", 9));
   std::filesystem::create_directories(dir / "latin1");
   spit(dir / "latin1/x.txt", "caf\xE9");
+  // File names that are not UTF-8 text or hold a line break: meta.json and every message name them.
+  std::filesystem::create_directories(dir / "latin1_name");
+  spit(dir / "latin1_name/caf\xE9.txt", make_document(3, 20));
+  std::filesystem::create_directories(dir / "newline_name");
+  spit(dir / "newline_name/two\nlines.txt", make_document(4, 20));
   const std::string out = dir / "out";
   auto docs = [&](const std::string& path, std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"--documents", path, "--vocab-size", "300", "--out", out};
@@ -445,6 +449,17 @@ TEST_F(PrepareCli, BadDocumentInputsFailCleanly) {
   }
   expect_clean_failure(dir, docs(dir / "docs", {"--doc-separator", " END "}),
                        "--doc-separator \" END \": expected one line without surrounding whitespace");
+  expect_clean_failure(dir, docs(dir / "docs", {"--doc-separator", "END\xFF"}),
+                       "--doc-separator \"END\\xFF\": not valid UTF-8 or holds a control character");
+  expect_clean_failure(dir, docs(dir / "latin1_name"),
+                       "document path " + dir / "latin1_name/caf\\xE9.txt: the name is not valid UTF-8");
+  expect_clean_failure(
+      dir, docs(dir / "newline_name"),
+      "document path " + dir / "newline_name/two\\x0Alines.txt: the name is not valid UTF-8");
+  expect_clean_failure(dir, {"--train", dir / "latin1_name/caf\xE9.txt", "--val", kVal, "--out", out},
+                       "--train " + dir / "latin1_name/caf\\xE9.txt: the name is not valid UTF-8");
+  expect_clean_failure(dir, {"--documents", dir / "docs", "--val-fraction", "0.5", "--out", dir / "new\nout"},
+                       "--out " + dir / "new\\x0Aout: the name is not valid UTF-8");
   expect_clean_failure(dir, docs(dir / "missing"), dir / "missing: document path not found");
   expect_clean_failure(dir, {"--document-list", dir / "missing.txt", "--out", out},
                        dir / "missing.txt: document list not found");
@@ -462,6 +477,35 @@ TEST_F(PrepareCli, BadDocumentInputsFailCleanly) {
   expect_clean_failure(
       dir, {"--documents", dir / "docs", "--val-fraction", "0.5", "--out", dir / "docs/out", "--force"},
       "the document path " + dir / "docs");
+}
+
+// --force replaces --out: a document file inside it, reached through a document list or a symbolic link
+// rather than a --documents path, is refused before anything is written, and the files stay as they were.
+TEST_F(PrepareCli, ForceNeverReplacesDocumentsReachedThroughAListOrALink) {
+  std::filesystem::create_directories(dir / "text");
+  for (int i = 0; i < 4; ++i) spit(dir / "text/d" + std::to_string(i) + ".txt", make_document(i, 20));
+  const std::string before = slurp(dir / "text/d0.txt");
+  spit(dir / "list.txt", "text/d0.txt\ntext/d1.txt\ntext/d2.txt\ntext/d3.txt\n");
+  expect_clean_failure(dir,
+                       {"--document-list", dir / "list.txt", "--val-fraction", "0.5", "--vocab-size", "300",
+                        "--out", dir / "text", "--force"},
+                       "--out " + dir / "text: contains the document file " + dir / "text/d0.txt");
+  // A folder of documents with a link to the folder --out names.
+  std::filesystem::create_directories(dir / "corpus");
+  spit(dir / "corpus/own.txt", make_document(9, 20));
+  std::filesystem::create_directory_symlink("../text", dir / "corpus/linked");
+  expect_clean_failure(dir,
+                       {"--documents", dir / "corpus", "--val-fraction", "0.5", "--vocab-size", "300",
+                        "--out", dir / "text", "--force"},
+                       "--out " + dir / "text: contains the document file " + dir / "corpus/linked/d0.txt");
+  EXPECT_EQ(slurp(dir / "text/d0.txt"), before);
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir / "text")) ++files;
+  EXPECT_EQ(files, 4u);  // nothing added, nothing removed
+  // The same inputs into a folder apart from them: prepared (the refusals above were about --out only).
+  const auto ok = run_command(kPrepare, {"--document-list", dir / "list.txt", "--val-fraction", "0.5",
+                                         "--vocab-size", "300", "--out", dir / "data"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "string_views.h"
 #include "xsa/tokenizer/stories.h"
 #include "xsa/util/error.h"
+#include "xsa/util/utf8.h"
 
 namespace xsa {
 namespace {
@@ -58,6 +59,16 @@ TEST(FindInvalidUtf8, ReportsTheOffsetOfTheFirstBadByte) {
   EXPECT_EQ(find_invalid_utf8("\xED\xA0\x80"), 0u);        // UTF-16 surrogate
   EXPECT_EQ(find_invalid_utf8("12\xF4\x90\x80\x80"), 2u);  // above U+10FFFF
   EXPECT_EQ(find_invalid_utf8("\xC3\xA9\xC3\x28"), 2u);    // bad continuation after a valid char
+}
+
+TEST(Printable, EscapesBadBytesAndControlCharactersOnly) {
+  EXPECT_EQ(printable("caf\xC3\xA9 \xF0\x9F\x99\x82.txt"),
+            "caf\xC3\xA9 \xF0\x9F\x99\x82.txt");                     // valid: unchanged
+  EXPECT_EQ(printable("caf\xE9.txt"), "caf\\xE9.txt");               // Latin-1 é
+  EXPECT_EQ(printable("line\nbreak\r"), "line\\x0Abreak\\x0D");      // line breaks
+  EXPECT_EQ(printable(std::string("a\0b\x7F", 4)), "a\\x00b\\x7F");  // NUL and DEL
+  EXPECT_EQ(printable("x\xC3"), "x\\xC3");                           // truncated sequence
+  EXPECT_EQ(printable(""), "");
 }
 
 TEST(ReadStoryFile, TextFixture) {
