@@ -325,11 +325,14 @@ nlohmann::ordered_json dataset_meta(const Tokenizer& tokenizer, const TrainedTok
   meta["tokenizer"] = bpe_settings_json(trained.settings);
   meta["tokenizer"]["training_lines"] = trained.training_lines;
   meta["inputs"] = corpus.inputs;
-  auto token_bytes = [](const SplitTokens& split) {
-    return std::string(reinterpret_cast<const char*>(split.tokens.data()), split.tokens.size() * 2);
+  // The bytes train.bin and val.bin hold, hashed in place (a copy would double a large corpus's memory).
+  auto token_sha256 = [](const SplitTokens& split) {
+    Sha256 hasher;
+    hasher.update(split.tokens.data(), split.tokens.size() * sizeof(split.tokens[0]));
+    return hasher.hex_digest();
   };
-  meta["outputs"] = {{"train.bin", file_record(sha256_hex(token_bytes(train)), train.tokens.size() * 2)},
-                     {"val.bin", file_record(sha256_hex(token_bytes(val)), val.tokens.size() * 2)},
+  meta["outputs"] = {{"train.bin", file_record(token_sha256(train), train.tokens.size() * 2)},
+                     {"val.bin", file_record(token_sha256(val), val.tokens.size() * 2)},
                      {"pieces.json", file_record(sha256_hex(pieces), pieces.size())},
                      {"tokenizer.model", file_record(sha256_hex(trained.model), trained.model.size())}};
   meta["xsa_version"] = XSA_VERSION;

@@ -80,6 +80,15 @@ TEST_F(PrepareCli, WritesAllFilesAndMeta) {
   EXPECT_EQ(meta["inputs"][2]["sha256"], "2de007ec6bcc1ed9333ad3221d5d00a6bf860056204a7ee4cf4a9a69dc9fb8c1");
   EXPECT_EQ(meta["tokenizer_bytes"], std::filesystem::file_size(dir / "data/tokenizer.model"));
   EXPECT_EQ(meta["tokenizer_sha256"].get<std::string>().size(), 64u);
+  // Every output's size and sha256 as coreutils' sha256sum reads the written file.
+  ASSERT_EQ(meta["outputs"].size(), 4u);
+  for (const auto& [name, record] : meta["outputs"].items()) {
+    const std::string path = dir / "data/" + name;
+    EXPECT_EQ(record["bytes"], std::filesystem::file_size(path)) << name;
+    const auto sum = run_command("/usr/bin/sha256sum", {path});
+    ASSERT_EQ(sum.exit_code, 0) << sum.err;
+    EXPECT_EQ(record["sha256"], sum.out.substr(0, 64)) << name;
+  }
 
   // Token files: uint16 LE, one BOS per story, the counts meta.json states, all ids in the vocabulary.
   const auto train = read_tokens(dir / "data/train.bin");
