@@ -1,6 +1,10 @@
 #include "xsa/data/sampler.h"
 
+#include <limits>
 #include <numeric>
+#include <string>
+
+#include "xsa/util/error.h"
 
 namespace xsa {
 
@@ -31,7 +35,14 @@ std::uint64_t batch_order_seed(std::uint64_t seed) {
 }
 
 TrainWindowSampler::TrainWindowSampler(std::uint64_t n_tokens, int seq_len, std::uint64_t seed)
-    : n_windows_(count_windows(n_tokens, seq_len)), seq_len_(seq_len), seed_(seed) {}
+    : n_windows_(count_windows(n_tokens, seq_len)), seq_len_(seq_len), seed_(seed) {
+  // The permutation holds 32-bit window indices (half the memory of 64-bit ones for a large file); more
+  // windows than that would wrap silently, so they are refused.
+  if (n_windows_ > std::numeric_limits<std::uint32_t>::max())
+    throw InputError("training file of " + std::to_string(n_tokens) + " tokens at seq_len " +
+                     std::to_string(seq_len) + " holds " + std::to_string(n_windows_) +
+                     " windows, over the sampler's 4294967295; use a longer data.seq_len or a smaller file");
+}
 
 const std::vector<std::uint32_t>& TrainWindowSampler::permutation(std::uint64_t epoch) {
   if (epoch != cached_epoch_) {
@@ -61,7 +72,12 @@ std::vector<std::uint64_t> evenly_spaced_windows(std::uint64_t n_tokens, int seq
   std::uint64_t n = count_windows(n_tokens, seq_len);
   if (count > n) count = n;
   std::vector<std::uint64_t> starts(count);
-  for (std::uint64_t k = 0; k < count; ++k) starts[k] = (k * n / count) * seq_len;
+  if (count == 0) return starts;
+  // k·n / count without the 64-bit product k·n (which overflows past 2^32 windows): k·(n/count) plus the
+  // remainder's share, exact in integers.
+  const std::uint64_t quotient = n / count, remainder = n % count;
+  for (std::uint64_t k = 0; k < count; ++k)
+    starts[k] = (k * quotient + k * remainder / count) * static_cast<std::uint64_t>(seq_len);
   return starts;
 }
 

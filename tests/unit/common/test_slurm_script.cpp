@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "process.h"
 #include "xsa/sweep/slurm.h"
 #include "xsa/util/error.h"
 
@@ -19,12 +20,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using xsa::testing::slurp;
 
 // Single-quoted for sh, as the test's own commands need (the paths hold every hostile value).
 std::string sh_quoted(const std::string& s) {
