@@ -159,7 +159,7 @@ TEST(SweepGrid, ScienceSweepConfigs) {
                                           {"modern_s0", 20, "explicit"},
                                           {"modern_s1", 20, "explicit"},
                                           {"nonorm_warmup150", 15, "explicit"},
-                                          {"nonorm_qknorm", 15, "explicit"},
+                                          {"nonorm_qknorm", 20, "explicit"},
                                           {"seqlen_tokens_docmask", 20, "explicit"},
                                           {"length_s1_docmask", 5, "fused"},
                                           {"long_lr", 15, "fused"}};
