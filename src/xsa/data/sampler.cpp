@@ -38,10 +38,12 @@ TrainWindowSampler::TrainWindowSampler(std::uint64_t n_tokens, int seq_len, std:
     : n_windows_(count_windows(n_tokens, seq_len)), seq_len_(seq_len), seed_(seed) {
   // The permutation holds 32-bit window indices (half the memory of 64-bit ones for a large file); more
   // windows than that would wrap silently, so they are refused.
-  if (n_windows_ > std::numeric_limits<std::uint32_t>::max())
+  constexpr std::uint64_t kMaxWindows = std::numeric_limits<std::uint32_t>::max();
+  if (n_windows_ > kMaxWindows)
     throw InputError("training file of " + std::to_string(n_tokens) + " tokens at seq_len " +
                      std::to_string(seq_len) + " holds " + std::to_string(n_windows_) +
-                     " windows, over the sampler's 4294967295; use a longer data.seq_len or a smaller file");
+                     " windows, over the sampler's " + std::to_string(kMaxWindows) +
+                     "; use a longer data.seq_len or a smaller file");
 }
 
 const std::vector<std::uint32_t>& TrainWindowSampler::permutation(std::uint64_t epoch) {

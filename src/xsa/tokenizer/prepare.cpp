@@ -226,8 +226,7 @@ void validate_prepare_options(const PrepareOptions& options) {
     if (printable(marker) != marker)
       throw InputError("--doc-separator \"" + printable(marker) +
                        "\": not valid UTF-8 or holds a control character (shown as \\xNN)");
-    if (!marker.empty() &&
-        (marker.find('\n') != std::string::npos || trim_ascii_whitespace(marker) != marker))
+    if (trim_ascii_whitespace(marker) != marker)  // a line break is refused above, as a control character
       throw InputError("--doc-separator \"" + marker +
                        "\": expected one line without surrounding whitespace (lines are compared trimmed)");
     for (const auto& path : options.documents.paths) {
