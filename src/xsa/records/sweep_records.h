@@ -79,7 +79,8 @@ struct SummaryPoint {
   double wall_s = 0;
 };
 
-// summary.json / summary.shard-K-of-N.json (/ ...<host>-<pid>.json for a second process on one slice),
+// summary.json / summary.shard-K-of-N.json (summary[.shard-K-of-N].2.json, .3, ... for a second, third live
+// process on one slice),
 // schema "xsa.sweep/1": what one sweep process knows of its points, rewritten atomically on every change.
 inline constexpr const char* kSweepSummarySchema = "xsa.sweep/1";
 struct SweepSummary {

@@ -32,6 +32,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// How many live processes on one slice get a numbered summary name (claim_summary_name).
+constexpr int kSummarySlots = 16;
+
 struct PointState {
   const SweepPoint* point = nullptr;
   PointStatus status = PointStatus::kPending;
@@ -204,19 +207,28 @@ class SweepRun {
   std::string results_path(const SweepPoint& p) const { return point_dir(p) + "/results.json"; }
   std::string claim_path(const SweepPoint& p) const { return point_dir(p) + "/claim.lock"; }
 
-  // summary.json / summary.shard-K-of-N.json belongs to one live process at a time; a second process on
-  // the same slice (a second submission, a local run beside the array) writes its own file next to it, so
-  // no process overwrites another's record. xsa-inspect and --status read every summary*.json.
+  // summary.json / summary.shard-K-of-N.json belongs to one live process at a time; a second live process
+  // on the same slice (a second submission, a local run beside the array, the second lane of a science
+  // round) takes the first free numbered name, summary[.shard-K-of-N].2.json, .3, ..., so no live process
+  // overwrites another's record. A name whose process is gone is taken again (its snapshot is stale; every
+  // attempt stays in the points' status.json), so a folder holds as many summaries as processes ever ran
+  // into it at once, not one per process. xsa-inspect and --status read every summary*.json.
   void claim_summary_name() {
-    summary_name_ = summary_file_name(options_.shard);
-    const std::string lock = (fs::path(options_.out_dir) / ("." + summary_name_ + ".lock")).string();
-    ClaimState held;
-    summary_claim_ = Claim::try_acquire(lock, &held, nullptr);
-    if (!summary_claim_) {
-      ClaimHolder me = this_process_holder();
-      summary_name_ = summary_name_.substr(0, summary_name_.size() - 5) + "." + me.host + "-" +
-                      std::to_string(me.pid) + ".json";
+    const std::string first = summary_file_name(options_.shard);
+    const std::string stem = first.substr(0, first.size() - 5);  // without ".json"
+    for (int slot = 1; slot <= kSummarySlots; ++slot) {
+      const std::string name = slot == 1 ? first : stem + "." + std::to_string(slot) + ".json";
+      ClaimState held;
+      summary_claim_ =
+          Claim::try_acquire((fs::path(options_.out_dir) / ("." + name + ".lock")).string(), &held, nullptr);
+      if (summary_claim_) {
+        summary_name_ = name;
+        return;
+      }
     }
+    // Every numbered name is held by a live process: a name of its own, unclaimed (nobody else writes it).
+    const ClaimHolder me = this_process_holder();
+    summary_name_ = stem + "." + me.host + "-" + std::to_string(me.pid) + ".json";
   }
 
   void heartbeat() {

@@ -107,6 +107,7 @@ TEST(SweepRecords, SummaryCountsEveryStatusAndParsesLeniently) {
   EXPECT_FALSE(parse_sweep_summary(json::parse(R"({"name": "x"})")));
   EXPECT_TRUE(is_summary_file_name("summary.shard-0-of-2.json"));
   EXPECT_TRUE(is_summary_file_name("summary.vm-15633.json"));
+  EXPECT_TRUE(is_summary_file_name("summary.shard-0-of-2.2.json"));
   EXPECT_FALSE(is_summary_file_name("summary.json.tmp"));
   EXPECT_FALSE(is_summary_file_name("my-summary.json"));
 }

@@ -12,12 +12,14 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "process.h"
+#include "xsa/records/sweep_records.h"
 
 namespace fs = std::filesystem;
 
@@ -63,6 +65,14 @@ class SweepRun : public ::testing::Test {
 
   nlohmann::json summary(const std::string& name = "summary.json") {
     return nlohmann::json::parse(slurp(dir_ / "sweep" / name));
+  }
+
+  // The summary*.json files of the sweep folder.
+  std::set<std::string> summary_names() {
+    std::set<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir_ / "sweep"))
+      if (xsa::is_summary_file_name(e.path().filename().string())) names.insert(e.path().filename().string());
+    return names;
   }
 
   // Invocation lines of the fake trainer for one point folder.
@@ -283,18 +293,16 @@ TEST_F(SweepRun, TwoSweepsStartedTogetherTrainEachPointOnce) {
   }
   EXPECT_GT(trained_here, 0);  // the work was shared, not done twice
   EXPECT_LT(trained_here, 6);
-  // Each process kept its own summary; together they account for every point.
-  EXPECT_TRUE(fs::exists(dir_ / "sweep/summary.json"));
-  int summaries = 0;
-  for (const auto& e : fs::directory_iterator(dir_ / "sweep"))
-    summaries += e.path().filename().string().rfind("summary", 0) == 0;
-  EXPECT_EQ(summaries, 2);
+  // Each process kept its own summary (the second live one under the first numbered name); together they
+  // account for every point.
+  EXPECT_EQ(summary_names(), (std::set<std::string>{"summary.json", "summary.2.json"}));
   EXPECT_NE(both.find("(done by another process)"), std::string::npos) << both;
 }
 
-// Writes a claim file as another process would have.
-void write_claim(const fs::path& point, const std::string& host, long pid, long long start) {
-  fs::create_directories(point);
+// Writes a claim file (a point's claim.lock, a summary name's .summary*.json.lock) as another process would
+// have.
+void write_claim(const fs::path& lock_file, const std::string& host, long pid, long long start) {
+  fs::create_directories(lock_file.parent_path());
   std::string boot = slurp("/proc/sys/kernel/random/boot_id");
   while (!boot.empty() && boot.back() == '\n') boot.pop_back();
   nlohmann::json j = {{"token", "t-" + host + "-" + std::to_string(pid)},
@@ -304,7 +312,7 @@ void write_claim(const fs::path& point, const std::string& host, long pid, long 
                       {"process_start", start},
                       {"since", 1.7e9},
                       {"job", "77_1"}};
-  std::ofstream(point / "claim.lock") << j.dump() << "\n";
+  std::ofstream(lock_file) << j.dump() << "\n";
 }
 
 std::string hostname() {
@@ -319,8 +327,8 @@ TEST_F(SweepRun, StaleClaimsAreTakenOverAndLiveOnesShownAsRunning) {
   pid_t dead = ::fork();
   if (dead == 0) ::_exit(0);
   wait_exit(dead);
-  write_claim(dir_ / "sweep/seed=1", hostname(), dead, 12345);
-  write_claim(dir_ / "sweep/seed=2", "node-that-died", 4242, 1);
+  write_claim(dir_ / "sweep/seed=1/claim.lock", hostname(), dead, 12345);
+  write_claim(dir_ / "sweep/seed=2/claim.lock", "node-that-died", 4242, 1);
   std::ofstream(dir_ / "sweep/summary.json")
       << R"({"name": "s", "points": [{"run_id": "seed=1", "index": 0}, {"run_id": "seed=2", "index": 1}]})";
   std::string st = (dir_ / "status.txt").string();
@@ -346,6 +354,31 @@ TEST_F(SweepRun, StaleClaimsAreTakenOverAndLiveOnesShownAsRunning) {
   EXPECT_EQ(calls_for("seed=2").size(), 1u);
   rc = std::system((kSweepExe + " --status " + (dir_ / "sweep").string() + " > " + st).c_str());
   EXPECT_EQ(WEXITSTATUS(rc), 0) << slurp(st);
+}
+
+TEST_F(SweepRun, ASecondLiveProcessTakesTheFirstFreeNumberedSummaryAndReusesAGoneOnesName) {
+  std::string sweep = write_sweep("grid: {seed: [1, 2]}\n");
+  // summary.json: held by a live process on another node (fresh heartbeat); summary.2.json: left by a process
+  // of this host that is gone; summary.3.json: free.
+  pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  wait_exit(dead);
+  write_claim(dir_ / "sweep/.summary.json.lock", "node-b", 4242, 1);
+  write_claim(dir_ / "sweep/.summary.2.json.lock", hostname(), dead, 12345);
+  std::ofstream(dir_ / "sweep/summary.json") << R"({"name": "s", "points": []})";
+  std::ofstream(dir_ / "sweep/summary.2.json") << R"({"name": "stale", "points": []})";
+  for (int rerun = 0; rerun < 2; ++rerun) {
+    EXPECT_EQ(run({"--config", sweep}), 0) << slurp(dir_ / "out.txt");
+    EXPECT_NE(slurp(dir_ / "out.txt").find("summary: " + (dir_ / "sweep/summary.2.json").string()),
+              std::string::npos)
+        << slurp(dir_ / "out.txt");
+    // The gone process's name was taken over, not a new file made beside it; the live one's is untouched.
+    EXPECT_EQ(summary_names(), (std::set<std::string>{"summary.json", "summary.2.json"}));
+    EXPECT_EQ(summary("summary.2.json")["counts"][rerun == 0 ? "done" : "skipped"], 2);
+    EXPECT_EQ(summary()["name"], "s");
+    EXPECT_FALSE(fs::exists(dir_ / "sweep/.summary.2.json.lock"));  // released at the end
+  }
+  EXPECT_EQ(calls_for("seed=1").size(), 1u);
 }
 
 TEST_F(SweepRun, SigtermCheckpointsRunningPointsAndTheRerunResumesThem) {
