@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Commits the science results that are finished: every point folder under results/ that holds a
-# results.json (with its log.jsonl, config.yaml and train.out), the sweeps' summary files and
+# results.json (with its log.jsonl, config.yaml and train.out), the sweeps' summary files (see summary_taken) and
 # results/science_runs.jsonl. Unfinished points and checkpoints are never committed, and a sweep's finished point
 # waits while its cell (the point without its seed) is unfinished and another cell of the sweep is complete: one new
 # point at a new lr would cut the lr and setup selections' paired seeds to its own (scripts/science/cells.sh).
@@ -45,6 +45,18 @@ for sweep in "$src"/results/*/; do
   fi
 done
 
+# summary_taken FILE: a sweep's first summary (summary.json, summary.shard-K-of-N.json) is taken; a second
+# process's (summary[.shard-K-of-N].2.json, or summary*.<host>-<pid>.json from builds before the numbered names)
+# only when it lists a point the first one does not (a grid grown while only that process ran). Otherwise it is
+# the snapshot of a process long gone and adds nothing: xsa-sweep --status reads the union of a folder's summaries.
+summary_ids() { grep -o '"run_id": *"[^"]*"' "$1" | sort -u; }
+summary_taken() {
+  local file=$1 name=${1##*/} first
+  if [[ $name =~ ^(summary\.shard-[0-9]+-of-[0-9]+)\. ]]; then first=${file%/*}/${BASH_REMATCH[1]}.json
+  else first=${file%/*}/summary.json; fi
+  [ "$file" = "$first" ] || [ ! -f "$first" ] || [ -n "$(comm -23 <(summary_ids "$file") <(summary_ids "$first"))" ]
+}
+
 files=()
 for p in "${points[@]}"; do
   if [ "$src" != . ]; then
@@ -54,6 +66,7 @@ for p in "${points[@]}"; do
   for f in "$p"/results.json "$p"/log.jsonl "$p"/config.yaml "$p"/train.out; do [ -f "$f" ] && files+=("$f"); done
 done
 for f in "$src"/results/*/summary*.json "$src"/results/science_runs.jsonl; do
+  [[ $f == */summary*.json ]] && ! summary_taken "$f" && continue
   rel=results/${f#"$src"/results/}
   if [ "$src" != . ]; then
     mkdir -p "$(dirname "$rel")"

@@ -2,7 +2,8 @@
 
 A sweep grown by an lr after its seeds were done keeps the new lr's points back until every seed has it (a
 partial lr would cut the lr and setup selections' paired seeds); a sweep that runs seed by seed, with no cell
-complete yet, commits its first seeds; a folder without a sweep summary commits every finished point.
+complete yet, commits its first seeds; a folder without a sweep summary commits every finished point. A second
+process's summary goes in only when it lists a point the sweep's first summary does not.
 Usage: commit_science_test.py SOURCE_DIR XSA_SWEEP
 """
 import json
@@ -31,12 +32,12 @@ def point_id(seed, lr):
     return f"seed={seed}_lr={lr}"
 
 
-def make_sweep(root, name, seeds, lrs):
+def make_sweep(root, name, seeds, lrs, file="summary.json"):
     folder = root / "results" / name
-    folder.mkdir(parents=True)
+    folder.mkdir(parents=True, exist_ok=True)
     points = [{"run_id": point_id(s, lr), "index": i, "status": "pending"}
               for i, (s, lr) in enumerate((s, lr) for s in seeds for lr in lrs)]
-    (folder / "summary.json").write_text(json.dumps({"schema": "xsa.sweep/1", "name": name, "points": points}))
+    (folder / file).write_text(json.dumps({"schema": "xsa.sweep/1", "name": name, "points": points}, indent=2))
 
 
 def finish(root, name, seed, lr):
@@ -75,6 +76,13 @@ with tempfile.TemporaryDirectory() as tmp:
     make_sweep(science, "seedwise", [1, 2], ["0.01", "0.03"])
     for lr in ("0.01", "0.03"):
         finish(science, "seedwise", 1, lr)
+    # lanes: two processes ran it; the first one's summary predates lr 3e-2, a second live one's (summary.2.json)
+    # lists it, and a gone process's (an older build's name) lists nothing new.
+    make_sweep(science, "lanes", [1], ["0.01"])
+    make_sweep(science, "lanes", [1], ["0.01", "0.03"], file="summary.2.json")
+    make_sweep(science, "lanes", [1], ["0.01"], file="summary.vm-9.json")
+    for lr in ("0.01", "0.03"):
+        finish(science, "lanes", 1, lr)
     # plain: no sweep summary (a single run's folder): every finished point.
     finish(science, "plain", None, "run")
 
@@ -83,6 +91,7 @@ with tempfile.TemporaryDirectory() as tmp:
     p = run(cmd, repo)
     want = {f"grown/{point_id(s, lr)}" for s in (1, 2) for lr in ("0.01", "0.03")}
     want |= {f"seedwise/{point_id(1, lr)}" for lr in ("0.01", "0.03")} | {"plain/run"}
+    want |= {f"lanes/{point_id(1, lr)}" for lr in ("0.01", "0.03")}
     check(committed(repo) == want, f"first commit: {sorted(committed(repo))}, expected {sorted(want)}")
     check("grown: 1 finished point(s) wait" in p.stdout, f"the waiting point is not said: {p.stdout!r}")
     check(not (repo / "results" / "grown" / point_id(1, "0.003")).exists(), "a waiting point was copied")
@@ -90,8 +99,11 @@ with tempfile.TemporaryDirectory() as tmp:
     check("checkpoint.pt" not in tracked, "a checkpoint was committed")
     check("results/grown/summary.json" in tracked and "results/science_runs.jsonl" in tracked,
           "the summaries and science_runs.jsonl were not committed")
+    check("results/lanes/summary.json" in tracked and "results/lanes/summary.2.json" in tracked,
+          "a second process's summary that lists a new point was not committed")
+    check("summary.vm-9.json" not in tracked, "a gone process's summary that lists nothing new was committed")
     check(run(["git", "status", "--porcelain", "results"], repo).stdout == "", "results/ left uncommitted changes")
-    check("7 finished points" in run(["git", "log", "-1", "--format=%s"], repo).stdout, "the count is not 7")
+    check("9 finished points" in run(["git", "log", "-1", "--format=%s"], repo).stdout, "the count is not 9")
 
     # seed 2 finishes lr 3e-3 (grown's new cell is complete) and seedwise's 1e-2 (its first complete cell): both go
     # in; seedwise's seed 1 at 3e-2, committed while no cell was complete, stays.
