@@ -1,5 +1,6 @@
 // Config module: YAML -> validated Config, --set overrides, λ shorthand, echo as JSON/YAML.
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <chrono>
 #include <string>
@@ -249,11 +250,26 @@ sample: {temperature: 0.9, seed: 12345678901234}
   EXPECT_EQ(j["attention"]["variants"][3], 0.1);
 }
 
+// The node at a dotted key of a YAML document (undefined where the document does not have it).
+YAML::Node at_dotted_key(const YAML::Node& root, const std::string& dotted) {
+  const auto dot = dotted.find('.');
+  const YAML::Node child = root[dotted.substr(0, dot)];  // const operator[]: looks, never inserts
+  if (dot == std::string::npos || !child.IsDefined()) return child;
+  return at_dotted_key(child, dotted.substr(dot + 1));
+}
+
 TEST(Config, ShippedConfigsParse) {
   Config d = load_config(std::string(XSA_SOURCE_DIR) + "/configs/default.yaml");
   EXPECT_EQ(d.model.d_model, 128);
   EXPECT_EQ(d.train.checkpoint_interval, 100);
-  // configs/default.yaml lists every key with its default: the struct defaults are the same values.
+  // configs/default.yaml lists every key with its default: each key is in the file, and the struct defaults
+  // are the same values.
+  const YAML::Node file = YAML::LoadFile(std::string(XSA_SOURCE_DIR) + "/configs/default.yaml");
+  for (const auto& key : config_keys()) {
+    if (key == "attention.lambda")
+      continue;  // a shorthand that replaces attention.variants, which the file sets
+    EXPECT_TRUE(at_dotted_key(file, key).IsDefined()) << "configs/default.yaml does not list " << key;
+  }
   EXPECT_TRUE(d == Config{}) << config_to_yaml(d) << "\nvs struct defaults:\n" << config_to_yaml(Config{});
   EXPECT_EQ(d.attention.variants.size(), 2u);
   Config s = load_config(std::string(XSA_SOURCE_DIR) + "/configs/smoke.yaml");
