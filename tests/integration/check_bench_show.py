@@ -186,6 +186,8 @@ def main():
         # --part plan: the plan alone (what the README's block shows)
         out = subprocess.run([sys.executable, bench_py, "--show", good, "--part", "plan"], capture_output=True,
                              text=True)
+        if out.returncode != 0:
+            failures.append(f"--show --part plan exited {out.returncode}: {out.stderr.strip()}")
         plan = out.stdout.splitlines()
         for want in PLAN_LINES:
             if not any(line.startswith(want) or (want.startswith("at about") and want in line) for line in plan):

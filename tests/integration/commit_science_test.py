@@ -83,6 +83,10 @@ with tempfile.TemporaryDirectory() as tmp:
     make_sweep(science, "lanes", [1], ["0.01"], file="summary.vm-9.json")
     for lr in ("0.01", "0.03"):
         finish(science, "lanes", 1, lr)
+    # sharded: a Slurm array's shard 0, and a second process on that shard that lists nothing new.
+    make_sweep(science, "sharded", [1], ["0.01"], file="summary.shard-0-of-2.json")
+    make_sweep(science, "sharded", [1], ["0.01"], file="summary.shard-0-of-2.2.json")
+    finish(science, "sharded", 1, "0.01")
     # plain: no sweep summary (a single run's folder): every finished point.
     finish(science, "plain", None, "run")
 
@@ -91,7 +95,7 @@ with tempfile.TemporaryDirectory() as tmp:
     p = run(cmd, repo)
     want = {f"grown/{point_id(s, lr)}" for s in (1, 2) for lr in ("0.01", "0.03")}
     want |= {f"seedwise/{point_id(1, lr)}" for lr in ("0.01", "0.03")} | {"plain/run"}
-    want |= {f"lanes/{point_id(1, lr)}" for lr in ("0.01", "0.03")}
+    want |= {f"lanes/{point_id(1, lr)}" for lr in ("0.01", "0.03")} | {f"sharded/{point_id(1, '0.01')}"}
     check(committed(repo) == want, f"first commit: {sorted(committed(repo))}, expected {sorted(want)}")
     check("grown: 1 finished point(s) wait" in p.stdout, f"the waiting point is not said: {p.stdout!r}")
     check(not (repo / "results" / "grown" / point_id(1, "0.003")).exists(), "a waiting point was copied")
@@ -102,8 +106,11 @@ with tempfile.TemporaryDirectory() as tmp:
     check("results/lanes/summary.json" in tracked and "results/lanes/summary.2.json" in tracked,
           "a second process's summary that lists a new point was not committed")
     check("summary.vm-9.json" not in tracked, "a gone process's summary that lists nothing new was committed")
+    check("results/sharded/summary.shard-0-of-2.json" in tracked
+          and "results/sharded/summary.shard-0-of-2.2.json" not in tracked,
+          "a shard's second summary was not weighed against that shard's first one")
     check(run(["git", "status", "--porcelain", "results"], repo).stdout == "", "results/ left uncommitted changes")
-    check("9 finished points" in run(["git", "log", "-1", "--format=%s"], repo).stdout, "the count is not 9")
+    check("10 finished points" in run(["git", "log", "-1", "--format=%s"], repo).stdout, "the count is not 10")
 
     # seed 2 finishes lr 3e-3 (grown's new cell is complete) and seedwise's 1e-2 (its first complete cell): both go
     # in; seedwise's seed 1 at 3e-2, committed while no cell was complete, stays.

@@ -102,10 +102,12 @@ add_test(NAME plots.findings_legends
 
 # scripts/science/science_compute.py (the compute the science sweeps used): one row per folder of finished points; the
 # budget fixture has 4 points of 2 runs: 2 seeds × 2 runs × (100 + 400 steps) × 8 × 64 tokens = 1.0M.
+# PASS_REGULAR_EXPRESSION ignores the exit code, so the shell prints it for the pattern to match.
 add_test(NAME scripts.science_compute
-  COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/scripts/science/science_compute.py ${CMAKE_SOURCE_DIR}/tests/fixtures/report)
+  COMMAND sh -c "/usr/bin/python3 \"$0\" \"$1\" 2>&1; echo \"exit code $?\""
+    ${CMAKE_SOURCE_DIR}/scripts/science/science_compute.py ${CMAKE_SOURCE_DIR}/tests/fixtures/report)
 set_tests_properties(scripts.science_compute PROPERTIES
-  PASS_REGULAR_EXPRESSION "\\| budget \\| 4 \\| 8 \\| 1\\.0M \\| 0\\.00 \\| 1,000 \\|")
+  PASS_REGULAR_EXPRESSION "\\| budget \\| 4 \\| 8 \\| 1\\.0M \\| 0\\.00 \\| 1,000 \\|.*\nexit code 0\n$")
 # Commands moved out of scripts/'s top level say where they are now (docs/development.md "Scripts").
 add_test(NAME scripts.moved_commands_say_where
   COMMAND ${XSA_TEST_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/check_moved_scripts.py)

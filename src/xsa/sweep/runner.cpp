@@ -32,9 +32,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How many live processes on one slice get a numbered summary name (claim_summary_name).
-constexpr int kSummarySlots = 16;
-
 struct PointState {
   const SweepPoint* point = nullptr;
   PointStatus status = PointStatus::kPending;

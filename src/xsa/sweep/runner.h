@@ -23,6 +23,9 @@ struct SweepRunOptions {
 
 // "summary.json", or "summary.shard-K-of-N.json" when sharded, so shards never write the same file.
 std::string summary_file_name(const Shard& shard);
+// A second, third, ... live process on one slice writes summary[.shard-K-of-N].2.json, .3, ... up to this
+// many names in all; with every one held live, summary[.shard-K-of-N].<host>-<pid>.json.
+inline constexpr int kSummarySlots = 16;
 
 // Runs `points` (already sharded and validated). Points whose <out>/<run-id>/results.json exists are
 // skipped untouched. Returns kExitOk if every point is done, kExitInterrupted (75) if stopped by SIGTERM

@@ -152,7 +152,7 @@ TEST(Report, ByBudgetNeverPoolsTrainingBudgets) {
 }
 
 // Question 9 varies the baseline itself: experiments that differ only in a setup choice (positions, the
-// embedding norm, QK-norm, the output gate, the warmup) never share a group, and the model column names the
+// embedding norm, QK-norm, the output gate, the warmup, the document mask) never share a group, and the model column names the
 // choices in which a setup differs from the paper's; the paper's own setup prints the plain model label, as
 // every earlier table.
 TEST(Report, SetupsThatDifferFromThePapersNeverShareAGroup) {
@@ -168,22 +168,27 @@ TEST(Report, SetupsThatDifferFromThePapersNeverShareAGroup) {
     stabilised.config.attention.output_gate = OutputGate::kHeadwise;
     stabilised.config.train.warmup_steps = 150;
     stabilised.label = stabilised.label + "-stabilised";
-    ex.insert(ex.end(), {paper, learned, stabilised});
+    ExperimentResult masked = budget_experiment(s + 1, 100, "xsa", {9, 4, 3.1}, {9, 4, 3.05}, 3.0, 2.95);
+    masked.config.data.doc_mask = true;  // the paper's setup otherwise: only the mask keeps it apart
+    masked.label = masked.label + "-masked";
+    ex.insert(ex.end(), {paper, learned, stabilised, masked});
   }
   EXPECT_EQ(setup_label(ex[0].config), "");
   EXPECT_EQ(setup_label(ex[1].config), "learned pos, no emb norm");
   EXPECT_EQ(setup_label(ex[2].config), "QK-norm, headwise gate, warmup 150");
+  EXPECT_EQ(setup_label(ex[3].config), "doc mask");
   const Report r = build_report(ex);
   const Table& t = r.table("by_lambda");
-  ASSERT_EQ(t.rows.size(), 3u);
+  ASSERT_EQ(t.rows.size(), 4u);
   std::set<std::string> models;
   for (std::size_t row = 0; row < t.rows.size(); ++row) {
     EXPECT_EQ(integer(t, row, "n"), 2) << row;
     models.insert(text(t, row, "model"));
   }
   const std::string plain = model_label(ex[0].config.model);
-  EXPECT_EQ(models, (std::set<std::string>{plain, plain + " (learned pos, no emb norm)",
-                                           plain + " (QK-norm, headwise gate, warmup 150)"}));
+  EXPECT_EQ(models,
+            (std::set<std::string>{plain, plain + " (learned pos, no emb norm)",
+                                   plain + " (QK-norm, headwise gate, warmup 150)", plain + " (doc mask)"}));
 }
 
 // Question 11 trains on long-document corpora beside TinyStories: runs on two corpora never share a group,

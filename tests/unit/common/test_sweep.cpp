@@ -192,6 +192,18 @@ TEST(SweepGrid, ScienceSweepConfigs) {
           corpus = corpus || o == "data.dir=data/corpora/linux-source/tokens";
         EXPECT_TRUE(corpus) << name << " " << point.run_id << " does not pin data.dir to its corpus";
       }
+      // Question 11's masked cells (the sweeps named *_docmask) pin data.doc_mask: true, and only they mask:
+      // a file that lost the key would train its cells unmasked for hours. The long-corpus sweeps pin false.
+      const bool docmask_sweep = name.size() > 8 && name.compare(name.size() - 8, 8, "_docmask") == 0;
+      bool masked = false, pinned_unmasked = false;
+      for (const auto& o : point.overrides) {
+        masked = masked || o == "data.doc_mask=true";
+        pinned_unmasked = pinned_unmasked || o == "data.doc_mask=false";
+      }
+      EXPECT_EQ(masked, docmask_sweep) << name << " " << point.run_id;
+      if (name.rfind("long_", 0) == 0) {
+        EXPECT_TRUE(pinned_unmasked) << name << " does not pin data.doc_mask";
+      }
     }
   }
 }

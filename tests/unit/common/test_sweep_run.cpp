@@ -20,6 +20,7 @@
 
 #include "process.h"
 #include "xsa/records/sweep_records.h"
+#include "xsa/sweep/runner.h"
 
 namespace fs = std::filesystem;
 
@@ -379,6 +380,21 @@ TEST_F(SweepRun, ASecondLiveProcessTakesTheFirstFreeNumberedSummaryAndReusesAGon
     EXPECT_FALSE(fs::exists(dir_ / "sweep/.summary.2.json.lock"));  // released at the end
   }
   EXPECT_EQ(calls_for("seed=1").size(), 1u);
+  // summary.2.json's name held live as well: the next process takes summary.3.json, the first free one.
+  write_claim(dir_ / "sweep/.summary.2.json.lock", "node-b", 4243, 1);
+  EXPECT_EQ(run({"--config", sweep}), 0) << slurp(dir_ / "out.txt");
+  EXPECT_NE(slurp(dir_ / "out.txt").find("summary: " + (dir_ / "sweep/summary.3.json").string()),
+            std::string::npos)
+      << slurp(dir_ / "out.txt");
+  EXPECT_EQ(summary_names(), (std::set<std::string>{"summary.json", "summary.2.json", "summary.3.json"}));
+  // Every numbered name held live: a name of the process's own, which nobody else writes.
+  for (int slot = 3; slot <= xsa::kSummarySlots; ++slot)
+    write_claim(dir_ / "sweep" / (".summary." + std::to_string(slot) + ".json.lock"), "node-b", 4240 + slot,
+                1);
+  EXPECT_EQ(run({"--config", sweep}), 0) << slurp(dir_ / "out.txt");
+  const std::string own = "summary: " + (dir_ / "sweep").string() + "/summary." + hostname() + "-";
+  EXPECT_NE(slurp(dir_ / "out.txt").find(own), std::string::npos) << slurp(dir_ / "out.txt");
+  EXPECT_EQ(summary_names().size(), 4u);
 }
 
 TEST_F(SweepRun, SigtermCheckpointsRunningPointsAndTheRerunResumesThem) {
