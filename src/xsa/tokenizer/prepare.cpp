@@ -349,6 +349,25 @@ void print_lengths(std::ostream& progress, const char* split, const SplitTokens&
            << stats["share_of_tokens_in_documents_longer_than"]["16384"].get<double>() << std::endl;
 }
 
+// A documents corpus's validation split is a share of its documents, not of its tokens (whole documents): one
+// line gives its share of the tokens, and a note follows when that is off by more than a factor of two, so
+// that a split one long document dominates (or that holds only short ones) is seen before training on it.
+void print_validation_share(std::ostream& progress, const SplitTokens& train, const SplitTokens& val,
+                            double val_fraction) {
+  const double share =
+      static_cast<double>(val.tokens.size()) / static_cast<double>(train.tokens.size() + val.tokens.size());
+  progress << "      val: " << std::fixed << std::setprecision(1) << 100.0 * share
+           << "% of the tokens, for --val-fraction " << std::defaultfloat << val_fraction
+           << " of the documents" << std::endl;
+  if (share > 2.0 * val_fraction || share < 0.5 * val_fraction) {
+    progress << "      note: the validation split holds " << std::fixed << std::setprecision(1)
+             << 100.0 * share << "% of the tokens, not about " << 100.0 * val_fraction
+             << "%: its documents are " << (share > val_fraction ? "longer" : "shorter")
+             << " than the corpus's on average (the split is whole documents; --split-seed picks another)"
+             << std::defaultfloat << std::endl;
+  }
+}
+
 }  // namespace
 
 void run_prepare(const PrepareOptions& options, std::ostream& progress) {
@@ -392,6 +411,7 @@ void run_prepare(const PrepareOptions& options, std::ostream& progress) {
            << std::endl;
   print_lengths(progress, "train", train);
   print_lengths(progress, "val", val);
+  if (documents_mode(options)) print_validation_share(progress, train, val, options.val_fraction);
 
   // ---- 4. write ----
   progress << "[4/4] writing " << options.out_dir << std::endl;

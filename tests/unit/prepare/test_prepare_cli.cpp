@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -394,6 +395,41 @@ TEST_F(PrepareCli, DocumentsFromAFolderAreKeptWholeAndTheValidationSplitIsWholeD
             0);
   for (const auto& name : kOutputFiles)
     EXPECT_EQ(slurp(dir / "data/" + name), slurp(dir / "again/" + name)) << name;
+}
+
+// The validation split is whole documents, so its share of the tokens can be far from --val-fraction.
+// xsa-prepare prints the share (checked against meta.json's token counts) and notes it when it is off by more
+// than a factor of two: one document 200 times longer than the other 19 puts it off whichever split it lands
+// in; twenty documents of one length keep it near the fraction, without a note.
+TEST_F(PrepareCli, AValidationSplitFarFromItsShareOfTheTokensIsNoted) {
+  for (const bool skewed : {true, false}) {
+    const std::filesystem::path corpus = dir / (skewed ? "skewed" : "even");
+    std::filesystem::create_directories(corpus);
+    for (int i = 0; i < 20; ++i)
+      spit(corpus / ("doc" + std::to_string(i) + ".txt"),
+           make_document(i, skewed ? (i == 7 ? 1000 : 5) : 20));
+    const auto result = run_command(kPrepare, {"--documents", corpus, "--val-fraction", "0.1", "--vocab-size",
+                                               "300", "--out", corpus.string() + "_data"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto meta = nlohmann::json::parse(slurp(corpus.string() + "_data/meta.json"));
+    const double val = meta["val_tokens"].get<double>(), train = meta["train_tokens"].get<double>();
+    const double share = val / (train + val);
+    char line[96];
+    std::snprintf(line, sizeof line, "val: %.1f%% of the tokens, for --val-fraction 0.1 of the documents",
+                  100.0 * share);
+    EXPECT_NE(result.out.find(line), std::string::npos) << line << "\n" << result.out;
+    const std::size_t note = result.out.find("note: the validation split holds ");
+    if (skewed) {
+      EXPECT_TRUE(share > 0.2 || share < 0.05) << share;
+      ASSERT_NE(note, std::string::npos) << result.out;
+      const std::string rest = result.out.substr(note, result.out.find('\n', note) - note);
+      EXPECT_NE(rest.find(share > 0.1 ? "documents are longer" : "documents are shorter"), std::string::npos)
+          << rest;
+    } else {
+      EXPECT_NEAR(share, 0.1, 0.03);
+      EXPECT_EQ(note, std::string::npos) << result.out;
+    }
+  }
 }
 
 TEST_F(PrepareCli, DocumentsSeparatedByAMarkerLine) {
