@@ -16,6 +16,8 @@
 # mounted is unmounted on exit, also on failure or Ctrl-C. Prints how long each step took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib/cli.sh
+source scripts/lib/cli.sh
 repo=$(pwd)
 
 root="${XSA_DEBIAN13_ROOT:-/var/tmp/xsa-debian13}"
@@ -24,6 +26,7 @@ with_data=0
 run_cmd="bash scripts/test.sh"
 while [ $# -gt 0 ]; do
   case "$1" in
+    -h | --help) print_help scripts/debian13.sh; exit 0 ;;
     --root) [ $# -ge 2 ] || { echo "debian13: error: --root needs a folder" >&2; exit 2; }; root="$2"; shift ;;
     --fresh) fresh=1 ;;
     --with-data) with_data=1 ;;

@@ -6,7 +6,10 @@
 # Usage: scripts/demo.sh [--full] [xsa-train arguments...], e.g.  scripts/demo.sh --set train.steps=100
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib/cli.sh
+source scripts/lib/cli.sh
 start=$(date +%s)
+case "${1:-}" in -h | --help) print_help scripts/demo.sh; exit 0 ;; esac
 prepare_args=()
 if [ "${1:-}" = --full ]; then prepare_args=(--full); shift; fi
 

@@ -8,14 +8,24 @@
 # Usage: scripts/notebook.sh [--screenshot PNG]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib/cli.sh
+source scripts/lib/cli.sh
 screenshot=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --screenshot) [ $# -ge 2 ] || { echo "notebook: error: --screenshot needs a file" >&2; exit 2; }; screenshot="$2"; shift ;;
+    -h | --help) print_help scripts/notebook.sh; exit 0 ;;
     *) echo "notebook: error: unknown argument '$1' (expected --screenshot PNG)" >&2; exit 2 ;;
   esac
   shift
 done
+# The screenshot's place is checked now, not after the notebook has run (minutes).
+if [ -n "$screenshot" ]; then
+  shot_dir=$(dirname "$screenshot")
+  [ ! -d "$screenshot" ] || { echo "notebook: error: --screenshot $screenshot: is a folder (expected a PNG file)" >&2; exit 2; }
+  [ -d "$shot_dir" ] && [ -w "$shot_dir" ] ||
+    { echo "notebook: error: --screenshot $screenshot: folder $shot_dir does not exist or is not writable" >&2; exit 2; }
+fi
 for tool in jupyter-nbconvert chromium; do
   command -v "$tool" >/dev/null || { echo "notebook: error: $tool not found (bash scripts/setup.sh --notebook)" >&2; exit 2; }
 done

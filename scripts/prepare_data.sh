@@ -8,10 +8,13 @@
 # data/tinystories-full. Prints the folder it prepared (or found) on its last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib/cli.sh
+source scripts/lib/cli.sh
 full=0
 for arg in "$@"; do
   case "$arg" in
     --full) full=1 ;;
+    -h | --help) print_help scripts/prepare_data.sh; exit 0 ;;
     *) echo "prepare_data: error: unknown argument '$arg' (expected --full)" >&2; exit 2 ;;
   esac
 done
@@ -22,6 +25,7 @@ shopt -s nullglob
 if [ "$full" = 0 ] && [ -d ../shared/tinystories/train ]; then
   train=(../shared/tinystories/train/*.txt); val=(../shared/tinystories/val/*.txt)
 elif [ -n "${TINYSTORIES_DIR:-}" ]; then
+  [ -d "$TINYSTORIES_DIR" ] || { echo "prepare_data: error: TINYSTORIES_DIR=$TINYSTORIES_DIR: no such folder" >&2; exit 2; }
   train=("$TINYSTORIES_DIR"/train/*.txt "$TINYSTORIES_DIR"/TinyStories-train.tx[t])
   val=("$TINYSTORIES_DIR"/val/*.txt "$TINYSTORIES_DIR"/TinyStories-valid.tx[t])
 elif [ "$full" = 1 ]; then
@@ -32,7 +36,7 @@ else
   train=(data/raw/TinyStories-train-head-10MB.txt); val=(data/raw/TinyStories-valid.txt)
 fi
 if [ ${#train[@]} -eq 0 ] || [ ${#val[@]} -eq 0 ]; then
-  echo "prepare_data: error: no TinyStories train/val .txt files found (see data/README.md)" >&2
+  echo "prepare_data: error: no TinyStories train/val .txt files found${TINYSTORIES_DIR:+ in TINYSTORIES_DIR=$TINYSTORIES_DIR} (expected train/*.txt and val/*.txt, or TinyStories-train.txt and TinyStories-valid.txt; see data/README.md)" >&2
   exit 2
 fi
 build/xsa-prepare --train "${train[@]}" --val "${val[@]}" --vocab-size 4096 --out "$data_dir" >&2

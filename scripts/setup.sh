@@ -10,6 +10,8 @@
 # `--notebook` also installs Jupyter (the notebook server, nbconvert, the Python kernel) and Chromium, for
 # notebooks/tour.ipynb and its headless check (scripts/notebook.sh; CI passes it).
 set -euo pipefail
+# shellcheck source=scripts/lib/cli.sh
+source "$(dirname "$0")/lib/cli.sh"
 
 WITH_SLURM=0
 WITH_SANITIZERS=0
@@ -19,6 +21,7 @@ for arg in "$@"; do
     --slurm) WITH_SLURM=1 ;;
     --sanitizers) WITH_SANITIZERS=1 ;;
     --notebook) WITH_NOTEBOOK=1 ;;
+    -h | --help) print_help "$0"; exit 0 ;;
     *) echo "setup: unknown argument '$arg' (expected --slurm, --sanitizers or --notebook)" >&2; exit 2 ;;
   esac
 done

@@ -3,7 +3,15 @@
 # Every test runs on data it makes itself (tests/support/make_stories.py); none is skipped for missing data.
 # The only tests allowed to skip are the Slurm and shaped-link tests outside CI (they need root, and say why); with
 # CI=true a skipped test fails the run, so a green run never hides part of the suite.
+# Usage: scripts/test.sh
 set -euo pipefail
+# shellcheck source=scripts/lib/cli.sh
+source "$(dirname "$0")/lib/cli.sh"
+case "${1:-}" in
+  '') ;;
+  -h | --help) print_help "$0"; exit 0 ;;
+  *) usage_error test "unknown argument '$1' (scripts/test.sh takes none)" ;;
+esac
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 start=$(date +%s)

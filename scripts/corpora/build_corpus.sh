@@ -26,7 +26,9 @@ while [ $# -gt 0 ]; do
     --force) force=1 ;;
     --vocab-size)
       [ $# -ge 2 ] || die "--vocab-size needs a number; $usage"
-      [[ "$2" =~ ^[0-9]+$ ]] || die "--vocab-size '$2': expected a whole number; $usage"
+      # xsa-prepare's range (kMinVocabSize..kMaxVocabSize of src/xsa/tokenizer/tokenizer.h), checked before the download
+      [[ "$2" =~ ^[0-9]{1,6}$ ]] && [ "$((10#$2))" -ge 260 ] && [ "$((10#$2))" -le 65536 ] ||
+        die "--vocab-size '$2': expected a whole number from 260 to 65536; $usage"
       vocab="$2"; shift ;;
     -h|--help) echo "$usage"; exit 0 ;;
     -*) die "unknown option '$1'; $usage" ;;

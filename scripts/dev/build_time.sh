@@ -6,11 +6,13 @@
 #   scripts/dev/build_time.sh [--generator ninja|make] COMMIT...
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/lib/cli.sh
+source scripts/lib/cli.sh
 generator=ninja
 commits=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --generator) generator="${2:-}"; shift 2 ;;
+    --generator) need_value build_time "$1" $#; generator=$2; shift 2 ;;
     -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "build_time: error: unknown option '$1' (expected --generator ninja|make)" >&2; exit 2 ;;
     *) commits+=("$1"); shift ;;

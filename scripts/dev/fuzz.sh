@@ -11,20 +11,25 @@
 #   build-sanitize/fuzz/fuzz_config FILE      replay one saved input
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/lib/cli.sh
+source scripts/lib/cli.sh
 all=(config sweep results meta pieces tokens safetensors)
 seconds=15
 minutes=""
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --seconds) seconds=$2; shift 2 ;;
-    --minutes) minutes=$2; shift 2 ;;
-    -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
-    -*) echo "fuzz.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+    --seconds) need_value fuzz "$1" $#; need_count fuzz "$1" "$2" 1; seconds=$2; shift 2 ;;
+    --minutes) need_value fuzz "$1" $#; need_count fuzz "$1" "$2" 1; minutes=$2; shift 2 ;;
+    -h | --help) print_help scripts/dev/fuzz.sh; exit 0 ;;
+    -*) usage_error fuzz "unknown option '$1'" ;;
     *) targets+=("$1"); shift ;;
   esac
 done
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
+for name in "${targets[@]}"; do  # checked before the sanitizer build
+  [ -d "fuzz/corpus/$name" ] || usage_error fuzz "no target '$name' (have: ${all[*]})"
+done
 [ -z "$minutes" ] || seconds=$(( minutes * 60 / ${#targets[@]} ))
 
 bash scripts/dev/sanitize_build.sh xsa_fuzz_all
@@ -35,7 +40,6 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 mkdir -p "$build/artifacts"
 failed=()
 for name in "${targets[@]}"; do
-  [ -d "fuzz/corpus/$name" ] || { echo "fuzz.sh: no target '$name' (have: ${all[*]})" >&2; exit 2; }
   mkdir -p "$build/corpus/$name"
   dict=()
   [ -f "fuzz/dict/$name.dict" ] && dict=(-dict="fuzz/dict/$name.dict")

@@ -6,6 +6,13 @@
 #   scripts/dev/sanitize.sh        what CI runs after scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/lib/cli.sh
+source scripts/lib/cli.sh
+case "${1:-}" in
+  '') ;;
+  -h | --help) print_help scripts/dev/sanitize.sh; exit 0 ;;
+  *) usage_error sanitize "unknown argument '$1' (scripts/dev/sanitize.sh takes none)" ;;
+esac
 bash scripts/dev/sanitize_build.sh xsa_tests_common xsa_tests_prepare xsa_tests_torch
 built=$(date +%s)
 

@@ -6,6 +6,15 @@
 #   scripts/dev/sanitize_build.sh TARGET...
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/lib/cli.sh
+source scripts/lib/cli.sh
+[ $# -gt 0 ] || usage_error sanitize_build "no target given (usage: scripts/dev/sanitize_build.sh TARGET...)"
+for arg in "$@"; do
+  case "$arg" in
+    -h | --help) print_help scripts/dev/sanitize_build.sh; exit 0 ;;
+    -*) usage_error sanitize_build "unknown option '$arg' (expected CMake target names)" ;;
+  esac
+done
 bash scripts/setup.sh --sanitizers
 launcher=()
 if command -v ccache >/dev/null; then

@@ -7,8 +7,14 @@
 # Usage: scripts/perf/profile_step.sh [fused|explicit] [T] [batch]     e.g. scripts/perf/profile_step.sh explicit 2048 2
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/lib/cli.sh
+source scripts/lib/cli.sh
+case "${1:-}" in -h | --help) print_help scripts/perf/profile_step.sh; exit 0 ;; esac
+[ $# -le 3 ] || usage_error profile_step "unexpected argument '$4' (usage: [fused|explicit] [T] [batch])"
 impl=${1:-fused} T=${2:-128} batch=${3:-32}
-case "$impl" in fused|explicit) ;; *) echo "profile_step: error: implementation '$impl', expected fused or explicit" >&2; exit 2 ;; esac
+case "$impl" in fused|explicit) ;; *) usage_error profile_step "implementation '$impl', expected fused or explicit" ;; esac
+need_count profile_step T "$T" 1
+need_count profile_step batch "$batch" 1
 command -v perf >/dev/null || { echo "profile_step: error: perf not found (apt-get install linux-perf)" >&2; exit 2; }
 work=$(mktemp -d /tmp/xsa-profile.XXXXXX)
 trap 'rm -rf "$work"' EXIT

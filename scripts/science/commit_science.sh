@@ -13,14 +13,19 @@ cd "$(dirname "$0")/../.."
 shopt -s nullglob
 # shellcheck source=scripts/science/cells.sh
 source scripts/science/cells.sh
+# shellcheck source=scripts/lib/cli.sh
+source scripts/lib/cli.sh
 src=.
 if [ "${1:-}" = --from ]; then
-  src=${2:?commit_science: --from needs a checkout folder}
-  [ -d "$src/results" ] || { echo "commit_science: error: $src/results: no such folder" >&2; exit 2; }
-  [ $# -eq 2 ] || { echo "commit_science: error: unexpected argument '$3' after --from DIR" >&2; exit 2; }
+  need_value commit_science --from $#
+  src=$2
+  [ -d "$src/results" ] || usage_error commit_science "$src/results: no such folder"
+  [ $# -eq 2 ] || usage_error commit_science "unexpected argument '$3' after --from DIR"
+elif [ "${1:-}" = -h ] || [ "${1:-}" = --help ]; then
+  print_help scripts/science/commit_science.sh
+  exit 0
 elif [ $# -gt 0 ]; then
-  echo "commit_science: error: unknown argument '$1' (expected --from DIR)" >&2
-  exit 2
+  usage_error commit_science "unknown argument '$1' (expected --from DIR)"
 fi
 sweep_exe=${XSA_BUILD:-build}/xsa-sweep
 [ -x "$sweep_exe" ] || { echo "commit_science: error: $sweep_exe not built (scripts/build.sh)" >&2; exit 2; }
@@ -65,7 +70,9 @@ for p in "${points[@]}"; do
   fi
   for f in "$p"/results.json "$p"/log.jsonl "$p"/config.yaml "$p"/train.out; do [ -f "$f" ] && files+=("$f"); done
 done
-for f in "$src"/results/*/summary*.json "$src"/results/science_runs.jsonl; do
+runs_log=()  # the sweeps' wall-time log, when the checkout has one
+[ -f "$src/results/science_runs.jsonl" ] && runs_log=("$src/results/science_runs.jsonl")
+for f in "$src"/results/*/summary*.json "${runs_log[@]}"; do
   [[ $f == */summary*.json ]] && ! summary_taken "$f" && continue
   rel=results/${f#"$src"/results/}
   if [ "$src" != . ]; then

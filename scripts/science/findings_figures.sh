@@ -3,8 +3,16 @@
 # JSON, so figures and tables carry the same numbers). Sweeps not run yet are left out; run it again as they
 # finish. Needs build/xsa-inspect (or $XSA_BUILD/xsa-inspect, where scripts/xsapy/results.py looks) and Debian's
 # python3-matplotlib.
+# Usage: scripts/science/findings_figures.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/lib/cli.sh
+source scripts/lib/cli.sh
+case "${1:-}" in
+  '') ;;
+  -h | --help) print_help scripts/science/findings_figures.sh; exit 0 ;;
+  *) usage_error findings_figures "unknown argument '$1' (it takes none)" ;;
+esac
 py=/usr/bin/python3
 inspect=${XSA_BUILD:-build}/xsa-inspect
 sweep_exe=${XSA_BUILD:-build}/xsa-sweep

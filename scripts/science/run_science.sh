@@ -42,20 +42,25 @@
 #   --only:   just these sweeps (names of configs/science/*.yaml), one after another, --workers = --lanes.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
+# shellcheck source=scripts/lib/cli.sh
+source scripts/lib/cli.sh
 
 lanes=2
 round=4
 only=""
 while [ $# -gt 0 ]; do
   case "$1" in
-    --lanes) lanes="${2:-}"; shift 2 ;;
-    --round) round="${2:-}"; shift 2 ;;
-    --only) only="${2:-}"; shift 2 ;;
-    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
-    *) echo "run_science: error: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    --lanes) need_value run_science "$1" $#; lanes=$2; shift 2 ;;
+    --round) need_value run_science "$1" $#; round=$2; shift 2 ;;
+    --only) need_value run_science "$1" $#; only=$2; shift 2 ;;
+    -h|--help) print_help scripts/science/run_science.sh; exit 0 ;;
+    *) usage_error run_science "unknown argument '$1'" ;;
   esac
 done
 case "$lanes" in 1|2) ;; *) echo "run_science: error: --lanes '$lanes', expected 1 or 2" >&2; exit 2 ;; esac
+for name in ${only//,/ }; do  # every sweep named is checked before setup, build and data
+  [ -f "configs/science/$name.yaml" ] || usage_error run_science "--only $name: no sweep file configs/science/$name.yaml"
+done
 case "$round" in 1|2|3|4|5|6) ;; *) echo "run_science: error: --round '$round', expected 1, 2, 3, 4, 5 or 6" >&2; exit 2 ;; esac
 
 # With sched_autogroup (the kernel's default), nice orders processes only within one autogroup (a session): a

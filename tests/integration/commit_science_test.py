@@ -59,6 +59,8 @@ with tempfile.TemporaryDirectory() as tmp:
     (repo / "scripts" / "science").mkdir(parents=True)
     for f in ("commit_science.sh", "cells.sh"):
         shutil.copy(source / "scripts" / "science" / f, repo / "scripts" / "science" / f)
+    (repo / "scripts" / "lib").mkdir()
+    shutil.copy(source / "scripts" / "lib" / "cli.sh", repo / "scripts" / "lib" / "cli.sh")
     (repo / "build").mkdir()
     (repo / "build" / "xsa-sweep").symlink_to(sweep_exe)
     run(["git", "init", "-q"], repo)
@@ -128,6 +130,8 @@ with tempfile.TemporaryDirectory() as tmp:
     check(p.stderr.count("\n") == 1 and "unknown argument '--frm'" in p.stderr, f"bad argument: {p.stderr!r}")
     p = run(["bash", "scripts/science/commit_science.sh", "--from", str(tmp / "nowhere")], repo, code=2)
     check("no such folder" in p.stderr and p.stderr.count("\n") == 1, f"missing folder: {p.stderr!r}")
+    p = run(["bash", "scripts/science/commit_science.sh", "--from"], repo, code=2)
+    check(p.stderr == "commit_science: error: --from needs a value (see --help)\n", f"--from last: {p.stderr!r}")
 
 for f in failures:
     print("FAIL:", f)

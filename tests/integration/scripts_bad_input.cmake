@@ -11,3 +11,11 @@ add_test(NAME integration.scripts_bad_input_one_line
   COMMAND ${XSA_PLOT_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/scripts_bad_input_test.py $<TARGET_FILE:xsa-inspect>
     --python ${XSA_PLOT_PYTHON})
 set_tests_properties(integration.scripts_bad_input_one_line PROPERTIES TIMEOUT 600 LABELS "integration")
+
+# Every shell script's command line (scripts/lib/cli.sh): a bad argument -- unknown, a value-taking flag given last,
+# a value out of range, a sweep or fuzz target that does not exist -- is one line and exit 2 before any work
+# starts, run from a copy of scripts/ (so nothing can reach this checkout), within 20 s each; --help prints the
+# usage and exits 0.
+add_test(NAME scripts.shell_arguments_one_line
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/shell_args_test.py ${CMAKE_SOURCE_DIR})
+set_tests_properties(scripts.shell_arguments_one_line PROPERTIES TIMEOUT 900 LABELS "integration")
