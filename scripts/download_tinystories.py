@@ -37,7 +37,8 @@ The base URL is $HF_ENDPOINT (the Hugging Face hub's variable for mirrors; defau
 followed by /datasets/roneneldan/TinyStories/resolve/main/<file>.
 
 Usage: download_tinystories.py [--out DIR] [--train-mib N] [--full] [--timeout S]
-Exit codes: 0 done, 1 download failed (one line on stderr), 2 bad arguments (one line on stderr).
+Exit codes: 0 done, 1 download failed (one line on stderr), 2 bad arguments or an --out folder that cannot be
+created (one line on stderr, before anything is fetched).
 """
 import argparse
 import hashlib
@@ -489,13 +490,17 @@ def main():
     if not 0.1 <= args.timeout <= 3600:
         parser.error("--timeout %g is out of range [0.1, 3600]" % args.timeout)
     out_dir = os.path.normpath(args.out)
+    # An --out that is no folder or cannot be made one is bad input (exit 2), said before anything is fetched.
+    if os.path.lexists(out_dir) and not os.path.isdir(out_dir):
+        print("%s: error: --out %s is not a folder" % (PROG, one_line(out_dir)), file=sys.stderr)
+        return 2
     try:
-        if os.path.lexists(out_dir) and not os.path.isdir(out_dir):
-            raise DownloadError("--out %s is not a folder" % out_dir)
-        try:
-            os.makedirs(out_dir, exist_ok=True)
-        except OSError as e:
-            raise DownloadError("--out %s: cannot create the folder (%s)" % (out_dir, e.strerror or e))
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as e:
+        print("%s: error: --out %s: cannot create the folder (%s)" % (PROG, one_line(out_dir), e.strerror or e),
+              file=sys.stderr)
+        return 2
+    try:
         say("download: from %s" % base_url())
         downloader = Downloader(out_dir, args.timeout)
         downloader.download_whole("TinyStories-valid.txt")

@@ -8,7 +8,6 @@ Exit codes: 0 checks passed, 1 a check failed (one line each) or the screenshot 
 written (one line naming it), 2 bad arguments (HTML not a readable UTF-8 HTML file; a --screenshot that is the
 HTML, holds or lies inside it, or is a folder, FIFO or device: one line naming it) or Chromium failed.
 """
-import argparse
 import json
 import os
 import re
@@ -74,11 +73,13 @@ def probe_report(report):
 
 
 def main():
-    parser = argparse.ArgumentParser()
+    parser = user_input.ArgumentParser("check_notebook_html")
     parser.add_argument("html")
-    parser.add_argument("--figures", type=int, required=True, help="figures the notebook must show")
+    parser.add_argument("--figures", type=int, required=True, help="figures the notebook must show at least (>= 0)")
     parser.add_argument("--screenshot")
     args = parser.parse_args()
+    if args.figures < 0:  # "at least N figures": a negative N would pass any page
+        parser.error(f"--figures {args.figures}: expected an integer >= 0 (the figures the page must show at least)")
     if args.screenshot:  # checked before anything runs: the PNG replaces its path, which must hold no input
         try:
             user_input.refuse_overlap(args.screenshot, [args.html], "--screenshot")

@@ -26,7 +26,6 @@ with one line on stderr, a file cannot be rewritten: a full disk, a read-only fo
 or the xsa-inspect executable unusable, no block in any file, a block's command failing on its input, or with
 --update a file to rewrite that is or lies inside a path a block's command reads), with one line on stderr.
 """
-import argparse
 import difflib
 import glob
 import os
@@ -151,7 +150,7 @@ def write_atomically(path, text):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = user_input.ArgumentParser("readme_tables", description=__doc__.split("\n")[0])
     mode = ap.add_mutually_exclusive_group(required=True)
     mode.add_argument("--check", action="store_true", help="fail if a block differs from its command's output")
     mode.add_argument("--update", action="store_true", help="rewrite the blocks from their commands' output")

@@ -34,7 +34,6 @@ Usage: scripts/bench.sh [--steps N] [--repeats R] [--allreduce-launches L] [--qu
                                       (the tables of docs/performance.md and the README's plan are such blocks,
                                       checked by scripts/dev/readme_tables.py)
 """
-import argparse
 import contextlib
 import io
 import json
@@ -1030,7 +1029,7 @@ def median_of(fn, repeats):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = user_input.ArgumentParser("bench", description=__doc__.split("\n")[0])
     ap.add_argument("--steps", type=int, default=30, help="training steps per throughput measurement")
     ap.add_argument("--repeats", type=int, default=3, help="repeats of each throughput measurement (median)")
     ap.add_argument("--allreduce-launches", type=int, default=15,

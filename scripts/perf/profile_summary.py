@@ -2,9 +2,8 @@
 """Sums a LibTorch chrome trace (xsa-bench --profile) by operator: self time is not separated, so
 nested ops (e.g. aten::linear -> aten::matmul -> aten::mm) each show their inclusive time.
 
-Usage: scripts/perf/profile_summary.py TRACE.json [TOP]   (the TOP operators by time, default 30)
+Usage: scripts/perf/profile_summary.py TRACE.json [TOP]   (the TOP operators by time: a positive integer, default 30)
 Exit code 2 with one line on bad input."""
-import argparse
 import os
 import sys
 from collections import defaultdict
@@ -39,10 +38,12 @@ def summarise(path):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = user_input.ArgumentParser("profile_summary", description=__doc__.split("\n")[0])
     ap.add_argument("trace", help="the chrome trace JSON file")
     ap.add_argument("top", nargs="?", type=int, default=30, help="how many operators to list (default 30)")
     args = ap.parse_args()
+    if args.top < 1:  # a negative TOP would drop the last operators, 0 print an empty table
+        ap.error(f"top {args.top}: expected a positive integer (how many operators to list)")
     try:
         total, count = summarise(args.trace)
     except InputError as e:

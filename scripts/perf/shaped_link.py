@@ -48,7 +48,9 @@ Standard library only.
 import argparse
 import contextlib
 import ctypes
+import ipaddress
 import json
+import math
 import os
 import re
 import shutil
@@ -704,12 +706,43 @@ class OneLineParser(argparse.ArgumentParser):
         raise HarnessError(message)
 
 
+def _private(argv):
+    """(host, port, seconds) of the private modes `--_receive HOST PORT WARMUP_S` and `--_send HOST PORT SECONDS`
+    (measure() starts them in the namespaces); anything else is a HarnessError (one line, exit 2)."""
+    usage = f"{argv[0]} HOST PORT SECONDS (a mode measure() starts in a namespace)"
+    if len(argv) != 4:
+        raise HarnessError(f"{usage}: got {len(argv) - 1} arguments")
+    host, port, seconds = argv[1:]
+    try:
+        ipaddress.IPv4Address(host)
+    except ValueError:
+        raise HarnessError(f"{argv[0]} HOST {host!r}: not an IPv4 address") from None
+    if not re.fullmatch(r"\d{1,5}", port) or not 1 <= int(port) <= 65535:
+        raise HarnessError(f"{argv[0]} PORT {port!r}: not a port (1..65535)")
+    return host, int(port), finite(f"{argv[0]} SECONDS", seconds, low=0.0)
+
+
+def finite(option, value, low=None, above=None, why=""):
+    """`value` (a float, or its text) when it is a finite number >= low / > above, else a HarnessError naming
+    `option` (and `why`): NaN passes no comparison and inf every upper one, so neither may reach a deadline."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise HarnessError(f"{option} {value!r}: not a number") from None
+    if not math.isfinite(number) or (low is not None and number < low) or (above is not None and number <= above):
+        bound = f" >= {low:g}" if low is not None else f" > {above:g}" if above is not None else ""
+        raise HarnessError(f"{option} {value}: expected a finite number{bound}{why}")
+    return number
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--_receive"]:
-        return _receiver(argv[1], int(argv[2]), float(argv[3]))
-    if argv[:1] == ["--_send"]:
-        return _sender(argv[1], int(argv[2]), float(argv[3]))
+    if argv[:1] in (["--_receive"], ["--_send"]):
+        host, port, seconds = _private(argv)
+        try:
+            return (_receiver if argv[0] == "--_receive" else _sender)(host, port, seconds)
+        except OSError as e:  # the address not in this namespace, the port taken, the peer gone
+            raise HarnessError(f"{argv[0]} {host}:{port}: {e.strerror or e}", code=1) from None
     command = []
     if "--" in argv:
         at = argv.index("--")
@@ -747,8 +780,8 @@ def main(argv=None):
         check_command(command)
     if not 1 <= args.port <= 65535:
         raise HarnessError(f"--port {args.port}: not a port")
-    if args.timeout <= 0 or args.seconds <= 1.5:
-        raise HarnessError("--timeout must be positive and --seconds above 1.5 (1 s of it is warm-up)")
+    finite("--timeout", args.timeout, above=0)  # before any namespace is made
+    finite("--seconds", args.seconds, above=1.5, why=" (1 s of it is warm-up)")
     with Network(args.ranks, rate, qdisc=args.qdisc, base=args.prefix) as net:
         print(f"{PROG}: {net.describe()}", file=sys.stderr)
         if args.measure:

@@ -39,8 +39,9 @@ def fail(message, code=None):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=common.figure_help(FIGURES),
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = user_input.ArgumentParser("plot_findings", description=__doc__.split("\n")[0],
+                                   epilog=common.figure_help(FIGURES),
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("paths", nargs="+", help="results.json files or folders, as for xsa-inspect")
     ap.add_argument("--out", required=True, help="folder for the PNG files (created if missing)")
     ap.add_argument("--only", help="only these figures, comma-separated names without .png (e.g. improvement_vs_lambda)")

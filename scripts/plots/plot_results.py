@@ -41,9 +41,9 @@ def error(message):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                     epilog=common.figure_help([figure for figure, _ in FIGURES]),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = user_input.ArgumentParser("plot_results.py", description=__doc__.split("\n")[0],
+                                       epilog=common.figure_help([figure for figure, _ in FIGURES]),
+                                       formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("paths", nargs="+", help="results.json files or folders (searched recursively)")
     parser.add_argument("--out", required=True, help="folder for the PNG files (created if missing)")
     parser.add_argument("--inspect", default=None, help="the xsa-inspect executable whose JSON the improvement "

@@ -15,12 +15,15 @@ so each gradient tensor must also agree normwise: ||cpp - ref|| <= grad_rtol * |
 cos_z_v gets a documented extra allowance for positions where z is exactly 0 (model.bias_metrics).
 The reference runs in float64 by default, so what is measured is the C++ float32 error plus any bug.
 
-Prints one line per case, then 'N passed, M failed'; exits 1 on any mismatch (or missing torch).
+Prints one line per case, then 'N passed, M failed'; exits 1 on any mismatch (or missing torch). A bad option
+(--tol not a finite number > 0, ...) or a manifest that cannot be read (missing, not JSON, not an object with a
+non-empty array of cases, a case missing a key) is one line naming it, exit 2, before any case runs.
 """
 
-import argparse
 import json
+import math
 import os
+import stat
 import sys
 
 try:
@@ -32,7 +35,10 @@ except ImportError as e:  # the test must fail loudly, not skip: python3-torch i
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import model as reference  # noqa: E402
+import options  # noqa: E402  (the one-line argparse of the reference scripts)
 from model import GPT  # noqa: E402
+
+PROG = "check_against_cpp.py"
 
 DTYPES = {"float32": np.float32, "float64": np.float64, "int64": np.int64}
 METRICS = ["cos_y_v", "cos_z_v", "attn_diag", "value_cos", "lambda_per_head", "max_logit", "attn_entropy",
@@ -127,8 +133,46 @@ def check_case(dump_dir, case, dtype, tol, grad_rtol):
     return not failures, diffs, failures, notes
 
 
+# What every case of a manifest must hold for check_case to read it, by JSON kind (xsa-reference-export writes them).
+CASE_KEYS = {"name": "string", "dir": "string", "config": "object", "variant": "object", "tensors": "object",
+             "vocab_size": "number", "max_len": "number"}
+
+
+def read_manifest(dump_dir):
+    """DUMP_DIR/manifest.json's cases; a manifest that is missing, not a regular file, not JSON, not an object with
+    a non-empty array "cases" of objects each holding CASE_KEYS is one line naming it and what is wrong, exit 2."""
+    path = os.path.join(dump_dir, "manifest.json")
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the read: refused, never opened
+            options.fail(PROG, f"{path}: not a regular file, expected xsa-reference-export's manifest")
+        with open(path, encoding="utf-8") as f:
+            manifest = json.load(f)
+    except OSError as e:
+        options.fail(PROG, f"{path}: cannot read ({e.strerror or e}); DUMP_DIR is xsa-reference-export's output")
+    except (ValueError, RecursionError) as e:
+        options.fail(PROG, f"{path}: not JSON ({e})")
+    if not isinstance(manifest, dict):
+        options.fail(PROG, f"{path}: expected a JSON object with cases, got {options.json_type(manifest)}")
+    if "cases" not in manifest:
+        options.fail(PROG, f"{path}: missing key cases (the array of cases)")
+    cases = manifest["cases"]
+    if not isinstance(cases, list) or not cases:
+        got = "an empty array" if cases == [] else options.json_type(cases)
+        options.fail(PROG, f"{path}: cases: expected a non-empty array of cases, got {got}")
+    for i, case in enumerate(cases):
+        if not isinstance(case, dict):
+            options.fail(PROG, f"{path}: cases[{i}]: expected an object, got {options.json_type(case)}")
+        for key, kind in CASE_KEYS.items():
+            if key not in case:
+                options.fail(PROG, f"{path}: cases[{i}]: missing key {key}")
+            if options.json_type(case[key]) != kind:
+                options.fail(PROG, f"{path}: cases[{i}].{key}: expected {'an' if kind == 'object' else 'a'} {kind}, "
+                                   f"got {options.json_type(case[key])}")
+    return cases
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = options.Parser(prog=PROG, description=__doc__.splitlines()[0])
     ap.add_argument("dump_dir")
     ap.add_argument("--dtype", choices=["float64", "float32"], default="float64",
                     help="precision of the reference computation (default float64)")
@@ -139,20 +183,18 @@ def main():
     ap.add_argument("--grad-rtol", type=float, default=1e-4,
                     help="per gradient tensor: ||diff|| <= grad_rtol * ||ref||")
     args = ap.parse_args()
+    for option, value in (("--tol", args.tol), ("--grad-rtol", args.grad_rtol)):
+        if not (math.isfinite(value) and value > 0):  # NaN or a negative bound would fail every case
+            ap.error(f"{option} {value}: expected a finite number > 0")
 
-    manifest_path = os.path.join(args.dump_dir, "manifest.json")
-    try:
-        with open(manifest_path) as f:
-            manifest = json.load(f)
-    except (OSError, ValueError) as e:
-        sys.exit(f"check_against_cpp.py: {manifest_path}: {e}")
+    cases = read_manifest(args.dump_dir)
     torch.set_num_threads(1)
     reference.use_builtin_ops(args.builtin_ops)
     dtype = getattr(torch, args.dtype)
 
     passed = failed = 0
     overall = {}  # quantity kind -> max abs diff over all cases
-    for case in manifest["cases"]:
+    for case in cases:
         try:
             ok, diffs, failures, notes = check_case(args.dump_dir, case, dtype, args.tol, args.grad_rtol)
         except Exception as e:  # a load or shape error is a failed case, not a crash

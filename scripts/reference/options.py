@@ -16,6 +16,7 @@ import argparse
 import json
 import math
 import os
+import stat
 import sys
 
 
@@ -30,11 +31,20 @@ def fail(prog, message, code=2):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse whose errors (an unknown option, "--steps x") are one line and exit 2: argparse's own print the
-    usage first, several lines."""
+    """argparse whose errors (an unknown option, an option missing its value, "--steps x") are one line
+    "PROG: error: MESSAGE (see --help)" and exit 2: argparse's own print the usage first, several lines. The
+    reference scripts' copy of xsapy.user_input.ArgumentParser (this folder imports nothing from xsapy)."""
 
     def error(self, message):
-        fail(self.prog, message)
+        fail(self.prog, f"{message} (see --help)")
+
+
+def json_type(value):
+    """The JSON name of a parsed value's type, for messages ("got array"); xsapy.user_input's, for this folder."""
+    if isinstance(value, bool):
+        return "boolean"
+    return {type(None): "null", int: "number", float: "number", str: "string", list: "array",
+            dict: "object"}.get(type(value), type(value).__name__)
 
 
 def add_model_args(ap):
@@ -110,14 +120,23 @@ def read_data(prog, folder, seq_len, batch_size):
 
     meta = os.path.join(folder, "meta.json")
     try:  # a missing or unreadable data folder, or a meta.json that is not one: one line, not a traceback
+        for name in ("meta.json", "train.bin"):  # a FIFO or a folder there: refused, never opened (a FIFO blocks)
+            mode = os.stat(os.path.join(folder, name)).st_mode
+            if not stat.S_ISREG(mode):
+                fail(prog, f"{os.path.join(folder, name)}: not a regular file; --data names a prepared data folder "
+                           "(scripts/prepare_data.sh)")
         with open(meta, encoding="utf-8") as f:
-            vocab_size = json.load(f).get("vocab_size")
+            doc = json.load(f)
         tokens = np.fromfile(os.path.join(folder, "train.bin"), dtype="<u2")
     except OSError as e:
         fail(prog, f"{e.filename or folder}: cannot read ({e.strerror or e}); --data names a prepared data folder "
                    "(scripts/prepare_data.sh)")
-    except (ValueError, RecursionError, AttributeError) as e:
-        fail(prog, f"{meta}: not a meta.json object ({e})")
+    except (ValueError, RecursionError) as e:
+        fail(prog, f"{meta}: not a meta.json object (not JSON: {e}); --data names a prepared data folder "
+                   "(scripts/prepare_data.sh)")
+    if not isinstance(doc, dict):
+        fail(prog, f"{meta}: expected a JSON object with vocab_size (xsa-prepare's meta.json), got {json_type(doc)}")
+    vocab_size = doc.get("vocab_size")
     if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or not 0 < vocab_size < 1 << 31:
         fail(prog, f"{meta}: vocab_size: expected a positive integer, got {vocab_size!r:.40}")
     if tokens.size and int(tokens.max()) >= vocab_size:

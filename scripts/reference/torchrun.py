@@ -12,14 +12,25 @@ by every project that launches with it on 3.11, e.g. meta-llama/llama issue 86).
 replaced by one that looks each value up by number (Std(0) works on every Python); a torch whose from_str works is
 run untouched. Options are spelled with underscores (--nproc_per_node), which every torchrun accepts; 1.13 knows no
 dashed spellings.
+
+What torchrun would only find later, with a traceback of its agent (--nproc_per_node abc, --nnodes 2:1, a script
+that does not exist), is checked before handing over, as are torchrun's own argparse errors: one line
+"torchrun.py: error: ...", exit 2.
 """
 
+import math
 import os
 import re
+import shutil
 import sys
 
 from torch.distributed.elastic.multiprocessing.api import Std
-from torch.distributed.run import main
+from torch.distributed.run import get_args_parser, main
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import options  # noqa: E402  (one line and exit 2; no torch)
+
+PROG = "torchrun.py"
 
 if Std.from_str("0") is None:
     _VALUE = r"[0123]"  # the patterns of torch's own from_str: "3", or a local rank map "0:3,1:0"
@@ -36,10 +47,64 @@ if Std.from_str("0") is None:
 
 # The classic TCPStore for the agent's rendezvous (classic_store.py: Debian 13's torch has no libuv); the workers
 # (train_ddp.py) ask for it in their own process.
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from classic_store import use_classic_tcp_store  # noqa: E402
 
 use_classic_tcp_store()
 
+
+def count(option, text, least=1):
+    """The integer `text` of `option`, at least `least`, or one line and exit 2."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < least:
+        options.fail(PROG, f"{option} {text!r}: expected an integer >= {least}")
+    return value
+
+
+def check_args(argv):
+    """torchrun's command line parsed by torchrun's own parser (its errors one line, exit 2), then what its agent
+    would refuse only later with a traceback, checked: the numbers, --redirects / --tee, and the script."""
+    parser = get_args_parser()
+    parser.prog = PROG
+    parser.error = lambda message: options.fail(PROG, f"{message} (see --help)")
+    args = parser.parse_args(argv)
+    if args.nproc_per_node not in ("auto", "cpu", "gpu"):
+        count("--nproc_per_node", args.nproc_per_node)  # or auto, cpu, gpu: torchrun's words
+    elif args.nproc_per_node == "gpu":
+        import torch
+        if not torch.cuda.is_available():
+            options.fail(PROG, "--nproc_per_node gpu: this torch sees no CUDA device (use a number, or cpu)")
+    nodes = args.nnodes.split(":")
+    if len(nodes) > 2:
+        options.fail(PROG, f"--nnodes {args.nnodes!r}: expected N or MIN:MAX")
+    low, high = (count("--nnodes", n) for n in (nodes * 2)[:2])
+    if low > high:
+        options.fail(PROG, f"--nnodes {args.nnodes!r}: the minimum is above the maximum")
+    if not 0 <= args.node_rank < high:
+        options.fail(PROG, f"--node_rank {args.node_rank}: expected an integer in [0, {high}) (--nnodes {args.nnodes})")
+    if not 1 <= args.master_port <= 65535:
+        options.fail(PROG, f"--master_port {args.master_port}: expected a port in [1, 65535]")
+    if args.max_restarts < 0:
+        options.fail(PROG, f"--max_restarts {args.max_restarts}: expected an integer >= 0")
+    if not (math.isfinite(args.monitor_interval) and args.monitor_interval > 0):
+        options.fail(PROG, f"--monitor_interval {args.monitor_interval}: expected a finite number of seconds > 0")
+    for option, value in (("--redirects", args.redirects), ("--tee", args.tee)):
+        try:
+            Std.from_str(value)
+        except ValueError:
+            options.fail(PROG, f"{option} {value!r}: expected 0..3, or a local rank map such as 0:3,1:0")
+    script = args.training_script
+    if args.module:
+        return
+    if args.no_python:
+        if shutil.which(script) is None:
+            options.fail(PROG, f"{script}: command not found (--no_python runs it as a program)")
+    elif not os.path.isfile(script):
+        options.fail(PROG, f"{script}: no such file (the training script every worker runs)")
+
+
 if __name__ == "__main__":
+    check_args(sys.argv[1:])
     sys.exit(main())

@@ -33,9 +33,12 @@ def parse_args():
     options.add_training_args(ap)
     options.add_model_args(ap)
     ap.add_argument("--variants", default="sa,xsa", help="comma list: sa, xsa, a number lambda, learned, gate, tanh_gate")
-    ap.add_argument("--learned-init", type=float, default=0.5)
+    ap.add_argument("--learned-init", type=float, default=0.5,
+                    help="the learned variant's initial lambda, in (0, 1) (xsa's attention.learned_init)")
     args = ap.parse_args()
     options.check_args(ap, args)
+    if not 0 < args.learned_init < 1:  # NaN too: sigmoid(theta) starts there, so 0, 1 and beyond have no theta
+        ap.error(f"--learned-init {args.learned_init}: expected a number in (0, 1), as attention.learned_init")
     return args
 
 

@@ -8,7 +8,6 @@ variant), training tokens (steps × batch × seq_len per run), the runs' summed 
 timing.wall_s; a sweep runs one point per worker and one variant at a time, so this is the lane time) and the
 median of the runs' training throughput. A total row follows. Standard library only.
 """
-import argparse
 import os
 import pathlib
 import statistics
@@ -25,20 +24,21 @@ def fail(message):
 
 def run_tokens(config, where):
     """steps × batch × seq_len of one run, or None when the config lacks one of them; a value of another kind
-    (a string, null, NaN) or a product beyond a float's range is bad input."""
+    (a string, null, NaN), a negative one or a product beyond a float's range is bad input."""
     product = 1
     for section, key in (("train", "steps"), ("train", "batch_size"), ("data", "seq_len")):
         part = check(config, f"{where}: config", "object").get(section)
         if part is None or key not in check(part, f"{where}: config.{section}", "object"):
             return None
-        product *= int(check(part[key], f"{where}: config.{section}.{key}", "number"))
+        product *= int(check(part[key], f"{where}: config.{section}.{key}", "number", at_least=0))
     if not user_input.is_finite(product):  # finite factors, but the table divides the sum by 1e6 as a float
         raise InputError(f"{where}: config: train.steps × train.batch_size × data.seq_len is beyond a float's range")
     return product
 
 
 def read_point(f):
-    """(runs, tokens, wall seconds, [tokens/s]) of one results.json, or an InputError naming it."""
+    """(runs, tokens, wall seconds, [tokens/s]) of one results.json, or an InputError naming it and the key (a
+    negative wall time or rate too: the totals would go negative)."""
     doc = load_json(str(f), "a results.json")
     if not isinstance(doc, dict):
         raise InputError(f"{f}: expected a results.json (a JSON object), got {user_input.json_type(doc)}")
@@ -49,14 +49,14 @@ def read_point(f):
         timing = check(check(run, where, "object").get("timing") or {}, where + ".timing", "object")
         runs += 1
         tokens += per_run or 0
-        wall += float(check(timing.get("wall_s", 0.0), where + ".timing.wall_s", "number"))
-        if check(timing.get("tokens_per_s"), where + ".timing.tokens_per_s", "number", nullable=True):
+        wall += float(check(timing.get("wall_s", 0.0), where + ".timing.wall_s", "number", at_least=0))
+        if check(timing.get("tokens_per_s"), where + ".timing.tokens_per_s", "number", nullable=True, at_least=0):
             speeds.append(float(timing["tokens_per_s"]))
     return runs, tokens, wall, speeds
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = user_input.ArgumentParser("science_compute", description=__doc__.split("\n")[0])
     root = pathlib.Path(__file__).resolve().parents[2]  # the repository, two folders up
     ap.add_argument("results", nargs="?", default=str(root / "results"), help="folder of sweep folders")
     args = ap.parse_args()

@@ -17,7 +17,9 @@ Usage:
     rows = user_input.need(doc, "lengths", path, "array") # raises InputError: "PATH: key lengths: expected ..."
     except user_input.InputError as e: user_input.fail("bench", e)   # "bench: error: ...", exit 2
     user_input.run("bench", main)   # main() with any InputError / OutputError (stdout's too) as one line
+    ap = user_input.ArgumentParser("bench", description=...)  # argparse whose errors are one line, exit 2
 """
+import argparse
 import contextlib
 import json
 import math
@@ -46,6 +48,20 @@ def fail(prog, message, code=None):
     when it is an InputError or OutputError, else 2: bad input)."""
     print(f"{prog}: error: {one_line(message)}", file=sys.stderr)
     sys.exit(code if code is not None else getattr(message, "code", BAD_INPUT))
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse whose errors (an unknown option, an option missing its value, "--steps x", a missing argument)
+    are one line "NAME: error: MESSAGE (see --help)" on stderr and exit 2, as every other refusal of the scripts:
+    argparse's own print the usage first, several lines. `name` is what the script's other errors start with
+    (default: prog); --help prints argparse's full help, exit 0."""
+
+    def __init__(self, name=None, **kwargs):
+        super().__init__(**kwargs)
+        self.name = name or self.prog
+
+    def error(self, message):
+        fail(self.name, f"{message} (see --help)", BAD_INPUT)
 
 
 def one_line(message):
@@ -186,10 +202,13 @@ KINDS = {
 }
 
 
-def check(value, where, kind, nullable=False):
+def check(value, where, kind, nullable=False, at_least=None):
     """`value` itself when it is of JSON `kind` ("number", "integer", "string", "array", "object"; or null when
-    nullable), else an InputError "WHERE: expected a KIND, got TYPE"."""
+    nullable) and, for a number with `at_least`, not below it; else an InputError "WHERE: expected a KIND, got
+    TYPE" or "WHERE: expected a KIND >= AT_LEAST, got VALUE" (a negative step count or wall time)."""
     if (value is None and nullable) or KINDS[kind](value):
+        if value is not None and at_least is not None and value < at_least:
+            raise InputError(f"{where}: expected a {kind} >= {at_least}, got {value!r}")
         return value
     if kind in ("number", "integer") and _is_number(value) and not is_finite(value):
         got = "an integer beyond a float's range" if isinstance(value, int) else repr(value)  # nan, inf, -inf
@@ -204,14 +223,15 @@ def inner(where, key):
     return f"{where}.{key}" if ": " in str(where) else f"{where}: {key}"
 
 
-def need(obj, key, where, kind=None, nullable=False):
+def need(obj, key, where, kind=None, nullable=False, at_least=None):
     """obj[key] of a parsed JSON object, checked: `where` names the object (the file, then the path inside it:
-    "results/x.json: runs[0]"); a non-object, a missing key or a value of another kind is an InputError."""
+    "results/x.json: runs[0]"); a non-object, a missing key or a value of another kind (or, with at_least, a
+    number below it) is an InputError."""
     if not isinstance(obj, dict):
         raise InputError(f"{where}: expected an object, got {json_type(obj)}")
     if key not in obj:
         raise InputError(f"{where}: missing key {key}")
-    return obj[key] if kind is None else check(obj[key], inner(where, key), kind, nullable)
+    return obj[key] if kind is None else check(obj[key], inner(where, key), kind, nullable, at_least)
 
 
 def ensure_folder(path, what="output folder"):

@@ -578,11 +578,11 @@ r = run(out, stdout="/dev/full")
 check(r.returncode == 1 and one_line(r) and "stdout" in r.stderr and "No space left" in r.stderr,
       "stdout on a full device: exit 1, one line naming stdout (%r)" % r.stderr)
 
-# 7. Bad settings: one line, exit 1 (2 for a bad argument), nothing written.
+# 7. Bad settings: one line, exit 1 (2 for a bad argument or an --out that is no folder), nothing written.
 file_out = os.path.join(WORK, "a-file")
 open(file_out, "w").write("x")
 r = run(file_out)
-check(r.returncode == 1 and one_line(r) and "is not a folder" in r.stderr, "--out that is a file (%r)" % r.stderr)
+check(r.returncode == 2 and one_line(r) and "is not a folder" in r.stderr, "--out that is a file (%r)" % r.stderr)
 for hf in ("ftp://127.0.0.1/x", "not a url", "http://", "file:///etc", "http://127.0.0.1:99999"):
     r = run(os.path.join(WORK, "bad-endpoint"), hf=hf)
     check(r.returncode == 1 and one_line(r) and "HF_ENDPOINT" in r.stderr, "HF_ENDPOINT=%r: exit 1, one line (%r)"

@@ -5,8 +5,10 @@
 # walks or in a README block: exit 2, one line on stderr naming the file, no traceback, nothing on stdout or in
 # --out, within 60 s (a FIFO read would block). GitHub issue 40. Then every output: one that is, holds or lies
 # inside an input refused (exit 2), one that cannot be written (a full disk, /proc/self, a folder in the file's
-# place, stdout on /dev/full) one line naming it, exit 1. Debian's python3 (the plot scripts need
-# python3-matplotlib), as plots.cmake.
+# place, stdout on /dev/full) one line naming it, exit 1. And the command lines: argparse's errors one line with
+# exit 2 in every Python script (xsapy.user_input.ArgumentParser; scripts/reference/options.py's Parser), and the
+# values each script checks itself (counts, NaN or infinite numbers, a manifest's shape, a folder that cannot be
+# created) refused before any work. Debian's python3 (the plot scripts need python3-matplotlib), as plots.cmake.
 add_test(NAME integration.scripts_bad_input_one_line
   COMMAND ${XSA_PLOT_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/scripts_bad_input_test.py $<TARGET_FILE:xsa-inspect>
     --python ${XSA_PLOT_PYTHON})

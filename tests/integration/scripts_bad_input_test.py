@@ -19,6 +19,18 @@ pass (exit 0): the bad documents are that good one with one thing broken.
 scripts/corpora/build_corpus.sh's bad arguments (none, an unknown corpus, two corpora, an unknown option, a
 --vocab-size without a number) end the same way (exit 2, one line naming the argument) before anything is fetched.
 
+The command lines too. argparse's own errors (an unknown option, an option missing its value, a value of the wrong
+type, a missing or extra argument) are one line "PROG: error: MESSAGE (see --help)", exit 2, no usage block, in
+every script above and in scripts/reference/check_against_cpp.py. And the values each script checks itself, refused
+the same way before anything runs: profile_summary.py's TOP not a positive integer; check_notebook_html.py's
+--figures below 0; science_compute.py on a results.json with a negative steps, wall_s or tokens_per_s (named by
+file and key); check_against_cpp.py on a manifest.json that is not an object with a non-empty array of whole cases;
+shaped_link.py's --timeout / --seconds NaN or infinite and its private --_receive / --_send modes with missing or
+garbage arguments; torchrun.py's --nproc_per_node or --nnodes that torch's agent would refuse with a traceback;
+train_reference.py's meta.json not an object and --learned-init outside (0, 1); download_tinystories.py's --out a
+folder that cannot be created. Each such case is built so that it starts no real work even on code
+without the check (no namespace, no worker, no training, no download: see value_cases).
+
 Then the outputs (every script that writes figures, a README, bench.json or a table): an output that is, holds or
 lies inside an input (also through a link) is refused before anything is written (exit 2, one line naming it);
 an output that cannot be written -- a full disk (RLIMIT_FSIZE: a write past it fails with EFBIG, root or not), a
@@ -167,7 +179,8 @@ class Case:
 # The folder of scripts/ each script lives in (docs/development.md, "Scripts").
 SCRIPT_FOLDERS = {"plot_results.py": "plots", "plot_findings.py": "plots", "science_compute.py": "science",
                   "bench.py": "perf", "profile_summary.py": "perf", "readme_tables.py": "dev",
-                  "check_notebook_html.py": "dev"}
+                  "check_notebook_html.py": "dev", "shaped_link.py": "perf", "check_against_cpp.py": "reference",
+                  "torchrun.py": "reference", "train_reference.py": "reference", "download_tinystories.py": "."}
 
 
 def script(py, name):
@@ -296,6 +309,8 @@ def cases(py, inspect, work_root):
           lambda w: make(w / "t.json", "file", json_bytes({"traceEvents": [17]})),
           lambda w: script(py, "profile_summary.py") + [str(w / "t.json")], lambda w: [str(w / "t.json")])
     output_cases(py, inspect, extra, good_results)
+    usage_cases(py, extra)
+    value_cases(py, extra)
 
     # scripts/corpora/build_corpus.sh: a bad argument is one line naming it, exit 2, before anything is fetched.
     corpus_script = ["bash", str(SCRIPTS / "corpora" / "build_corpus.sh")]
@@ -305,6 +320,113 @@ def cases(py, inspect, work_root):
         extra(f"build_corpus.sh {' '.join(args) or '(no arguments)'}", lambda w: None,
               lambda w, a=args: corpus_script + a, lambda w, n=named: [n])
     return out
+
+
+# ---- the command line: argparse's errors, and the values each script checks itself -----------------------------
+
+def usage_cases(py, extra):
+    """An unknown option, an option missing its value, a value of the wrong type: argparse's error as one line
+    "PROG: error: MESSAGE (see --help)" (xsapy.user_input.ArgumentParser; scripts/reference/options.Parser), exit 2,
+    for every script with a command line. The other arguments are good enough for argparse, so the line names the
+    bad one, and nothing runs: argparse stops first."""
+    unknown = "unrecognized arguments: --bogus (see --help)"
+
+    def missing(flag):
+        return f"argument {flag}: expected one argument (see --help)"
+
+    def bad_type(flag, kind, value):
+        return f"argument {flag}: invalid {kind} value: '{value}' (see --help)"
+
+    for tool, args, named in (
+            ("bench.py", ["--bogus"], unknown), ("bench.py", ["--steps"], missing("--steps")),
+            ("bench.py", ["--steps", "x"], bad_type("--steps", "int", "x")),
+            ("plot_findings.py", ["runs", "--out", "o", "--bogus"], unknown),
+            ("plot_findings.py", ["runs", "--out"], missing("--out")),
+            ("plot_results.py", ["runs", "--out", "o", "--bogus"], unknown),
+            ("plot_results.py", ["runs", "--out"], missing("--out")),
+            ("check_against_cpp.py", ["dump", "--bogus"], unknown),
+            ("check_against_cpp.py", ["dump", "--tol"], missing("--tol")),
+            ("check_against_cpp.py", ["dump", "--tol", "small"], bad_type("--tol", "float", "small")),
+            ("check_notebook_html.py", ["page.html", "--figures", "1", "--bogus"], unknown),
+            ("check_notebook_html.py", ["page.html", "--figures"], missing("--figures")),
+            ("check_notebook_html.py", ["page.html", "--figures", "x"], bad_type("--figures", "int", "x")),
+            ("readme_tables.py", ["--check", "--bogus"], unknown),
+            ("readme_tables.py", ["--check", "--readme"], missing("--readme")),
+            ("profile_summary.py", ["t.json", "--bogus"], unknown),
+            ("profile_summary.py", [], "the following arguments are required: trace (see --help)"),
+            ("profile_summary.py", ["t.json", "x"], bad_type("top", "int", "x")),
+            ("science_compute.py", ["--bogus"], unknown),
+            ("science_compute.py", ["results", "more"], "unrecognized arguments: more (see --help)")):
+        extra(f"{tool} {' '.join(args) or '(no arguments)'} / argparse's error is one line", lambda w: None,
+              lambda w, t=tool, a=args: script(py, t) + a, lambda w, n=named: [n])
+
+
+def value_cases(py, extra):
+    """A value argparse takes but the script cannot use (a count out of range, NaN, a malformed manifest or
+    results.json): one line naming it, exit 2, before anything runs. Each case is built so that the code before
+    these checks failed on something else, or not at all, and never started real work: shaped_link.py gets
+    --ranks 1 (refused before any namespace is made, whatever the order of the checks), torchrun.py a value its
+    agent refuses before starting a worker, train_reference.py a data folder it cannot train on,
+    check_notebook_html.py a --screenshot over its input (refused before Chromium), download_tinystories.py a
+    mirror that refuses connections."""
+    # profile_summary.py TRACE TOP: TOP a positive integer (-1 dropped the last operator, 0 printed an empty table)
+    for top in ("-1", "0"):
+        extra(f"profile_summary.py TRACE {top}", lambda w: make(w / "t.json", "file", json_bytes(TRACE)),
+              lambda w, t=top: script(py, "profile_summary.py") + [str(w / "t.json"), t], lambda w, t=top: [f"top {t}"])
+    # check_notebook_html.py --figures N: at least N figures, so N >= 0
+    extra("check_notebook_html.py --figures -1",
+          lambda w: make(w / "page.html", "file", b"<html><body></body></html>\n"),
+          lambda w: script(py, "check_notebook_html.py") + [str(w / "page.html"), "--figures", "-1", "--screenshot",
+                                                            str(w / "page.html")],
+          lambda w: ["--figures -1"])
+    # science_compute.py: a negative step count, wall time or rate would make negative totals
+    for key, change in (("config.train.steps", setitem(["config", "train", "steps"], -100)),
+                        ("runs[0].timing.wall_s", setitem(["runs", 0, "timing", "wall_s"], -1.5)),
+                        ("runs[0].timing.tokens_per_s", setitem(["runs", 0, "timing", "tokens_per_s"], -1000.0))):
+        bad = pathlib.Path("runs") / "sweep" / "point" / "results.json"
+        extra(f"science_compute.py FOLDER / results.json with a negative {key}",
+              lambda w, c=change: make(w / bad, "file", json_bytes(mutated(RESULTS, c))),
+              lambda w: script(py, "science_compute.py") + [str(w / "runs")],
+              lambda w, k=key: [f"{w / bad}: {k}: expected a number >= 0"])
+    # check_against_cpp.py DUMP_DIR: a manifest.json that is not an object with a non-empty array of whole cases
+    for name, doc in (("an array", b"[1]"), ("an object without cases", b"{}"), ("cases a number", b'{"cases": 5}'),
+                      ("an empty case list", b'{"cases": []}'), ("a case without its keys", b'{"cases": [{}]}'),
+                      ("a case that is not an object", b'{"cases": [null]}')):
+        extra(f"check_against_cpp.py DUMP_DIR / manifest.json is {name}",
+              lambda w, d=doc: make(w / "dump" / "manifest.json", "file", d),
+              lambda w: script(py, "check_against_cpp.py") + [str(w / "dump")],
+              lambda w: [str(w / "dump" / "manifest.json")])
+    # shaped_link.py: NaN and inf pass a `<= 0` check; its private modes with missing or garbage arguments
+    for args, named in ((["--timeout", "nan", "--", "/bin/true"], "--timeout nan"),
+                        (["--timeout", "inf", "--", "/bin/true"], "--timeout inf"),
+                        (["--measure", "--seconds", "inf"], "--seconds inf"),
+                        (["--measure", "--seconds", "nan"], "--seconds nan")):
+        extra(f"shaped_link.py {' '.join(args)}", lambda w: None,
+              lambda w, a=args: script(py, "shaped_link.py") + ["--ranks", "1", "--rate", "1gbit"] + a,
+              lambda w, n=named: [n])
+    for args, named in ((["--_receive"], "--_receive HOST PORT SECONDS"), (["--_send", "10.77.0.1", "x", "1"],
+                                                                           "--_send PORT 'x'"),
+                        (["--_receive", "10.77.0.1", "5201", "nan"], "--_receive SECONDS nan")):
+        extra(f"shaped_link.py {' '.join(args)}", lambda w: None, lambda w, a=args: script(py, "shaped_link.py") + a,
+              lambda w, n=named: [n])
+    # torchrun.py: what torch's agent refuses with a traceback, refused before handing over
+    for args, named in ((["--nproc_per_node", "abc", "x.py"], "--nproc_per_node 'abc'"),
+                        (["--nnodes", "2:1", "x.py"], "--nnodes '2:1'")):
+        extra(f"torchrun.py {' '.join(args)}", lambda w: None, lambda w, a=args: script(py, "torchrun.py") + a,
+              lambda w, n=named: [n])
+    # train_reference.py: a meta.json that is not an object; --learned-init outside (0, 1), as xsa's config
+    extra("train_reference.py --data DIR / meta.json is an array",
+          lambda w: (make(w / "data" / "meta.json", "file", b"[1, 2]"), make(w / "data" / "train.bin", "file", b"")),
+          lambda w: script(py, "train_reference.py") + ["--data", str(w / "data")],
+          lambda w: [f"{w / 'data' / 'meta.json'}: expected a JSON object"])
+    for value in ("nan", "0", "1.5"):
+        extra(f"train_reference.py --learned-init {value}", lambda w: None,
+              lambda w, v=value: script(py, "train_reference.py") + ["--learned-init", v, "--data", str(w / "none")],
+              lambda w, v=value: [f"--learned-init {float(v)}"])
+    # download_tinystories.py --out: a folder that cannot be created is bad input (before any download)
+    no_mirror = ["env", "HF_ENDPOINT=http://127.0.0.1:9"]  # were it to try anyway: refused at once, no network
+    extra("download_tinystories.py --out /proc/x (cannot be created)", lambda w: None,
+          lambda w: no_mirror + script(py, "download_tinystories.py") + ["--out", "/proc/x"], lambda w: ["/proc/x"])
 
 
 # ---- outputs ---------------------------------------------------------------------------------------------------
