@@ -12,7 +12,9 @@ sentencepiece, LibTorch). Checked against the tree and CMakeLists.txt:
      xsa_tokenizer: sentencepiece, xsa_torch: LibTorch), read from the file(GLOB ...) lines;
   5. each executable (src/cli/*.cpp) includes only modules of the libraries it links, so LibTorch and
      sentencepiece never meet in one binary;
-  6. a module may include only modules of its own world or the torch-free one.
+  6. a module may include only modules of its own world or the torch-free one;
+  7. the third-party libraries each module's row of the table "Modules and what each may depend on" names
+     (nlohmann_json, yaml-cpp, CLI11) are exactly the ones its files include.
 
 Usage: check_architecture.py SOURCE_DIR            (exit 0: all hold; 1: one line per violation)
        check_architecture.py SOURCE_DIR --self-test (also shows that a wrong include is caught)
@@ -30,6 +32,10 @@ WORLD_MAY_USE = {"torch-free": {"torch-free"}, "sentencepiece": {"torch-free", "
 TORCH_HEADER = re.compile(r'#\s*include\s*[<"](torch|ATen|c10|c10d)/')
 SENTENCEPIECE_HEADER = re.compile(r'#\s*include\s*[<"]sentencepiece')
 XSA_INCLUDE = re.compile(r'#\s*include\s*"xsa/([a-z_0-9]+)/')
+# 7.: the libraries the modules table may name, and the include that shows a module uses one.
+THIRD_PARTY = {"nlohmann_json": re.compile(r"#\s*include\s*<nlohmann/"),
+               "yaml-cpp": re.compile(r"#\s*include\s*<yaml-cpp/"),
+               "CLI11": re.compile(r'#\s*include\s*[<"]CLI/')}
 
 
 def read_rules(src):
@@ -55,6 +61,27 @@ def read_rules(src):
                      % (path, module, cells[2], ", ".join(WORLDS)))
         rules[module] = (allowed, cells[2])
     return rules
+
+
+def read_third_party(src):
+    """{module: the THIRD_PARTY names its row of docs/ARCHITECTURE.md's "| module | what it is | may depend on |"
+    table names}."""
+    path = os.path.join(src, "docs", "ARCHITECTURE.md")
+    lines = open(path, encoding="utf-8").read().splitlines()
+    try:
+        start = next(i for i, line in enumerate(lines)
+                     if re.fullmatch(r"\|\s*module\s*\|\s*what it is\s*\|\s*may depend on\s*\|", line.strip()))
+    except StopIteration:
+        sys.exit("check_architecture: %s: no table '| module | what it is | may depend on |'" % path)
+    named = {}
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        match = re.fullmatch(r"`src/xsa/([a-z_0-9]+)`", cells[0])
+        if match:
+            named[match.group(1)] = {name for name in THIRD_PARTY if name in cells[-1]}
+    return named
 
 
 def read_cmake(src):
@@ -88,6 +115,7 @@ def includes(path):
 
 def check(src):
     rules = read_rules(src)
+    third_party = read_third_party(src)
     libraries, executables = read_cmake(src)
     problems = []
     root = os.path.join(src, "src", "xsa")
@@ -108,10 +136,12 @@ def check(src):
         if module not in libraries.get(library, set()):
             problems.append("CMakeLists.txt: src/xsa/%s/*.cpp is not compiled into %s (its world: %s)"
                             % (module, library, world))
+        used = set()
         for name in sorted(os.listdir(os.path.join(root, module))):
             path = os.path.join(root, module, name)
             rel = os.path.relpath(path, src)
             for number, line in includes(path):
+                used |= {library for library, pattern in THIRD_PARTY.items() if pattern.search(line)}
                 match = XSA_INCLUDE.search(line)
                 if match and match.group(1) != module and match.group(1) not in allowed:
                     problems.append("%s:%d: %s includes %s, which docs/ARCHITECTURE.md does not allow (%s may "
@@ -121,6 +151,17 @@ def check(src):
                     problems.append("%s:%d: a LibTorch header in the %s module %s" % (rel, number, world, module))
                 if SENTENCEPIECE_HEADER.search(line) and world != "sentencepiece":
                     problems.append("%s:%d: a sentencepiece header in the %s module %s" % (rel, number, world, module))
+        named = third_party.get(module)
+        if named is None:
+            problems.append("docs/ARCHITECTURE.md: module %s has no row in the table of what each may depend on"
+                            % module)
+        else:
+            for library in sorted(used - named):
+                problems.append("src/xsa/%s includes %s, which its row of docs/ARCHITECTURE.md's modules table "
+                                "does not name" % (module, library))
+            for library in sorted(named - used):
+                problems.append("docs/ARCHITECTURE.md: the modules table names %s for %s, whose files never "
+                                "include it" % (library, module))
     for name, (source, libs) in sorted(executables.items()):
         linked = set().union(*(libraries[lib] for lib in libs)) if libs else set()
         for number, line in includes(os.path.join(src, source)):
