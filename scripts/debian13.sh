@@ -27,13 +27,12 @@ run_cmd="bash scripts/test.sh"
 while [ $# -gt 0 ]; do
   case "$1" in
     -h | --help) print_help scripts/debian13.sh; exit 0 ;;
-    --root) [ $# -ge 2 ] || { echo "debian13: error: --root needs a folder" >&2; exit 2; }; root="$2"; shift ;;
+    --root) need_value debian13 "$1" $#; root="$2"; shift ;;
     --fresh) fresh=1 ;;
     --with-data) with_data=1 ;;
-    --run) [ $# -ge 2 ] || { echo "debian13: error: --run needs a command" >&2; exit 2; }
+    --run) need_value debian13 "$1" $#
       run_cmd="bash scripts/setup.sh && bash scripts/build.sh && $2"; shift ;;
-    *) echo "debian13: error: unknown argument '$1' (expected --root DIR, --fresh, --with-data or --run CMD)" >&2
-      exit 2 ;;
+    *) usage_error debian13 "unknown argument '$1' (expected --root DIR, --fresh, --with-data or --run CMD)" ;;
   esac
   shift
 done

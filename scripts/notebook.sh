@@ -13,9 +13,9 @@ source scripts/lib/cli.sh
 screenshot=""
 while [ $# -gt 0 ]; do
   case "$1" in
-    --screenshot) [ $# -ge 2 ] || { echo "notebook: error: --screenshot needs a file" >&2; exit 2; }; screenshot="$2"; shift ;;
+    --screenshot) need_value notebook "$1" $#; screenshot="$2"; shift ;;
     -h | --help) print_help scripts/notebook.sh; exit 0 ;;
-    *) echo "notebook: error: unknown argument '$1' (expected --screenshot PNG)" >&2; exit 2 ;;
+    *) usage_error notebook "unknown argument '$1' (expected --screenshot PNG)" ;;
   esac
   shift
 done

@@ -15,7 +15,7 @@ for arg in "$@"; do
   case "$arg" in
     --full) full=1 ;;
     -h | --help) print_help scripts/prepare_data.sh; exit 0 ;;
-    *) echo "prepare_data: error: unknown argument '$arg' (expected --full)" >&2; exit 2 ;;
+    *) usage_error prepare_data "unknown argument '$arg' (expected --full)" ;;
   esac
 done
 data_dir=data/tinystories

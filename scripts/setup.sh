@@ -22,7 +22,7 @@ for arg in "$@"; do
     --sanitizers) WITH_SANITIZERS=1 ;;
     --notebook) WITH_NOTEBOOK=1 ;;
     -h | --help) print_help "$0"; exit 0 ;;
-    *) echo "setup: unknown argument '$arg' (expected --slurm, --sanitizers or --notebook)" >&2; exit 2 ;;
+    *) usage_error setup "unknown argument '$arg' (expected --slurm, --sanitizers or --notebook)" ;;
   esac
 done
 

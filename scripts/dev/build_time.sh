@@ -13,8 +13,8 @@ commits=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --generator) need_value build_time "$1" $#; generator=$2; shift 2 ;;
-    -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    -*) echo "build_time: error: unknown option '$1' (expected --generator ninja|make)" >&2; exit 2 ;;
+    -h|--help) print_help scripts/dev/build_time.sh; exit 0 ;;
+    -*) usage_error build_time "unknown option '$1' (expected --generator ninja|make)" ;;
     *) commits+=("$1"); shift ;;
   esac
 done

@@ -13,9 +13,12 @@ need_value() {
   [ "$3" -ge 2 ] || usage_error "$1" "$2 needs a value"
 }
 
-# need_count PROG WHAT VALUE MIN: exit 2 unless VALUE is a whole number >= MIN (and at most 9 digits).
+# need_count PROG WHAT VALUE MIN: exit 2 unless VALUE is a whole number from MIN to 999,999,999, written without
+# leading zeros (so the caller can use it as it is: bash reads 010 as octal 8 and 08 as an error).
 need_count() {
-  [[ $3 =~ ^[0-9]{1,9}$ ]] && [ "$((10#$3))" -ge "$4" ] || usage_error "$1" "$2 '$3': expected a whole number >= $4"
+  if ! [[ $3 =~ ^(0|[1-9][0-9]{0,8})$ ]] || [ "$3" -lt "$4" ]; then
+    usage_error "$1" "$2 '$3': expected a whole number from $4 to 999999999, without leading zeros"
+  fi
 }
 
 # print_help FILE: the comment block after FILE's first line, without its '#'.

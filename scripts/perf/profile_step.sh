@@ -22,9 +22,15 @@ perf record -q -D 4000 -o "$work/perf.data" -- build/xsa-train --config configs/
   --set attention.impl="$impl" --set "attention.variants=[sa]" --set runtime.workers=1 --set runtime.threads=1 \
   --set train.steps=100000 --set train.checkpoint_interval=0 --set eval.interval=100000 \
   --set metrics.bias_interval=100000 --set eval.batches=1 --set metrics.bias_batches=1 --set sample.count=0 --set data.seq_len="$T" --set train.batch_size="$batch" \
-  >/dev/null 2>&1 &
+  >/dev/null 2>"$work/train.err" &
 pid=$!
-sleep 20
+for _ in $(seq 20); do
+  sleep 1
+  # A run that ended by itself refused its settings (e.g. a T beyond data.seq_len's range): its line, not an
+  # empty profile.
+  kill -0 "$pid" 2>/dev/null ||
+    { echo "profile_step: error: xsa-train stopped before the profile: $(grep -m1 . "$work/train.err")" >&2; exit 2; }
+done
 pkill -TERM -f -- "--out $work/run" || true
 wait "$pid" || true  # SIGTERM: the run checkpoints and exits 75
 echo "profile_step: $impl attention, T = $T x batch $batch, SA, 1 thread: top symbols by self time"

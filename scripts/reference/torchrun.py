@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import sys
+import types
 
 from torch.distributed.elastic.multiprocessing.api import Std
 from torch.distributed.run import get_args_parser, main
@@ -68,7 +69,7 @@ def check_args(argv):
     would refuse only later with a traceback, checked: the numbers, --redirects / --tee, and the script."""
     parser = get_args_parser()
     parser.prog = PROG
-    parser.error = lambda message: options.fail(PROG, f"{message} (see --help)")
+    parser.error = types.MethodType(options.Parser.error, parser)  # one line, as every reference script's
     args = parser.parse_args(argv)
     if args.nproc_per_node not in ("auto", "cpu", "gpu"):
         count("--nproc_per_node", args.nproc_per_node)  # or auto, cpu, gpu: torchrun's words

@@ -88,5 +88,5 @@ if git diff --cached --quiet -- results; then
   exit 0
 fi
 n=$(git ls-files -- results | grep -c '^results/[^/]*/[^/]*/results\.json$' || true)
-git commit -q -m "results: science sweeps, $n finished points" -- results
+git commit -q -m "results: science sweeps, $n finished points" -- "${files[@]}"  # exactly what was taken
 echo "commit_science: committed ($n finished points in all)"

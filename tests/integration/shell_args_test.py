@@ -12,6 +12,7 @@ Usage: shell_args_test.py SOURCE_DIR
 """
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -29,9 +30,10 @@ BAD = [
     ("prepare_data.sh", ["--full"], "TINYSTORIES_DIR=/nonexistent/xsa: no such folder",
      {"TINYSTORIES_DIR": "/nonexistent/xsa"}),
     ("notebook.sh", ["--bogus"], "unknown argument '--bogus'"),
-    ("notebook.sh", ["--screenshot"], "--screenshot needs a file"),
+    ("notebook.sh", ["--screenshot"], "--screenshot needs a value"),
     ("notebook.sh", ["--screenshot", "/proc/xsa/tour.png"], "folder /proc/xsa does not exist or is not writable"),
-    ("debian13.sh", ["--root"], "--root needs a folder"),
+    ("debian13.sh", ["--root"], "--root needs a value"),
+    ("debian13.sh", ["--run"], "--run needs a value"),
     ("debian13.sh", ["--bogus"], "unknown argument '--bogus'"),
     ("science/run_science.sh", ["--lanes"], "--lanes needs a value"),
     ("science/run_science.sh", ["--round"], "--round needs a value"),
@@ -41,18 +43,41 @@ BAD = [
     ("science/commit_science.sh", ["--from"], "--from needs a value"),
     ("science/findings_figures.sh", ["--bogus"], "unknown argument '--bogus'"),
     ("dev/fuzz.sh", ["--seconds"], "--seconds needs a value"),
-    ("dev/fuzz.sh", ["--seconds", "0"], "--seconds '0': expected a whole number >= 1"),
-    ("dev/fuzz.sh", ["--minutes", "abc"], "--minutes 'abc': expected a whole number >= 1"),
+    ("dev/fuzz.sh", ["--seconds", "0"], "--seconds '0': expected a whole number from 1"),
+    ("dev/fuzz.sh", ["--minutes", "abc"], "--minutes 'abc': expected a whole number from 1"),
+    ("dev/fuzz.sh", ["--minutes", "08"], "--minutes '08': expected a whole number from 1"),  # bash: octal
+    ("dev/fuzz.sh", ["--seconds", "1234567890"], "--seconds '1234567890': expected a whole number from 1"),
     ("dev/fuzz.sh", ["no_such_target"], "no target 'no_such_target'"),
     ("dev/build_time.sh", ["--generator"], "--generator needs a value"),
+    ("dev/build_time.sh", ["--bogus"], "unknown option '--bogus'"),
     ("dev/sanitize.sh", ["--bogus"], "unknown argument '--bogus'"),
     ("dev/sanitize_build.sh", [], "no target given"),
     ("dev/sanitize_build.sh", ["--bogus"], "unknown option '--bogus'"),
-    ("perf/profile_step.sh", ["fused", "abc"], "T 'abc': expected a whole number >= 1"),
-    ("perf/profile_step.sh", ["explicit", "128", "0"], "batch '0': expected a whole number >= 1"),
+    ("perf/profile_step.sh", ["fused", "abc"], "T 'abc': expected a whole number from 1"),
+    ("perf/profile_step.sh", ["explicit", "128", "0"], "batch '0': expected a whole number from 1"),
     ("perf/profile_step.sh", ["flash"], "implementation 'flash', expected fused or explicit"),
     ("corpora/build_corpus.sh", ["kjv", "--vocab-size", "0"], "--vocab-size '0': expected a whole number from 260"),
 ]
+
+
+def vocab_limits():
+    """kMinVocabSize and kMaxVocabSize of src/xsa/tokenizer/tokenizer.h: build_corpus.sh checks xsa-prepare's range
+    before its download, so its copy of the bounds is checked against these (sums of integers in the header)."""
+    text = (SOURCE / "src" / "xsa" / "tokenizer" / "tokenizer.h").read_text(encoding="utf-8")
+    value = {}
+    for name in ("kMinVocabSize", "kMaxVocabSize"):
+        match = re.search(name + r"\s*=\s*([0-9+ ]+);", text)
+        if not match:
+            sys.exit(f"shell_args: {name} not found in src/xsa/tokenizer/tokenizer.h")
+        value[name] = sum(int(term) for term in match.group(1).split("+"))
+    return value["kMinVocabSize"], value["kMaxVocabSize"]
+
+
+LOW, HIGH = vocab_limits()
+BAD += [("corpora/build_corpus.sh", ["kjv", "--vocab-size", str(n)], f"expected a whole number from {LOW} to {HIGH}")
+        for n in (LOW - 1, HIGH + 1)]
+# In range, the vocabulary passes the script's check (the copy then stops on the missing build, another line).
+IN_RANGE = [("corpora/build_corpus.sh", ["kjv", "--vocab-size", str(n)]) for n in (LOW, HIGH)]
 # (script, the line its --help starts with): usage only, no work.
 HELP = [
     ("test.sh", "The test command"),
@@ -66,6 +91,7 @@ HELP = [
     ("science/commit_science.sh", "Commits the science results"),
     ("science/findings_figures.sh", "Redraws the figures"),
     ("dev/fuzz.sh", None),
+    ("dev/build_time.sh", "Times a fresh build"),
     ("dev/sanitize.sh", "Builds xsa with AddressSanitizer"),
     ("dev/sanitize_build.sh", "Configures and builds the sanitizer build"),
     ("perf/profile_step.sh", "Where a training step's time goes"),
@@ -99,6 +125,11 @@ with tempfile.TemporaryDirectory() as tmp:
                 or any(noise in lines[0] for noise in SHELL_NOISE):
             failures.append(f"{name}: exit {p.returncode}, stderr {p.stderr!r}, stdout {p.stdout[:200]!r}; "
                             f"want exit 2 and one line with {words!r}")
+    for script, args in IN_RANGE:
+        p = run(script, args)
+        if p is None or "--vocab-size" in p.stderr:
+            failures.append(f"{script} {' '.join(args)}: refused a size xsa-prepare takes: "
+                            f"{'timeout' if p is None else p.stderr!r}")
     for script, first in HELP:
         p = run(script, ["--help"])
         if p is None or p.returncode != 0 or not p.stdout.strip() or p.stderr \
@@ -111,5 +142,5 @@ with tempfile.TemporaryDirectory() as tmp:
 
 for f in failures:
     print("FAIL:", f)
-print(f"shell_args: {len(BAD) + len(HELP)} cases, {len(failures)} failed")
+print(f"shell_args: {len(BAD) + len(IN_RANGE) + len(HELP)} cases, {len(failures)} failed")
 sys.exit(1 if failures else 0)

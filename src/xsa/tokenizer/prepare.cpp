@@ -356,16 +356,17 @@ void print_validation_share(std::ostream& progress, const SplitTokens& train, co
                             double val_fraction) {
   const double share =
       static_cast<double>(val.tokens.size()) / static_cast<double>(train.tokens.size() + val.tokens.size());
-  progress << "      val: " << std::fixed << std::setprecision(1) << 100.0 * share
-           << "% of the tokens, for --val-fraction " << std::defaultfloat << val_fraction
-           << " of the documents" << std::endl;
+  // Built apart from `progress`, whose format state the lines before left behind (fixed, any precision).
+  std::ostringstream fraction, lines;
+  fraction << val_fraction;  // as given: 0.05, 0.15
+  lines << std::fixed << std::setprecision(1) << "      val: " << 100.0 * share
+        << "% of the tokens, for --val-fraction " << fraction.str() << " of the documents\n";
   if (share > 2.0 * val_fraction || share < 0.5 * val_fraction) {
-    progress << "      note: the validation split holds " << std::fixed << std::setprecision(1)
-             << 100.0 * share << "% of the tokens, not about " << 100.0 * val_fraction
-             << "%: its documents are " << (share > val_fraction ? "longer" : "shorter")
-             << " than the corpus's on average (the split is whole documents; --split-seed picks another)"
-             << std::defaultfloat << std::endl;
+    lines << "      note: the validation split holds " << 100.0 * share << "% of the tokens, not about "
+          << 100.0 * val_fraction << "%: its documents are " << (share > val_fraction ? "longer" : "shorter")
+          << " than the corpus's on average (the split is whole documents; --split-seed picks another)\n";
   }
+  progress << lines.str() << std::flush;
 }
 
 }  // namespace
