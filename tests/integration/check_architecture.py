@@ -38,20 +38,29 @@ THIRD_PARTY = {"nlohmann_json": re.compile(r"#\s*include\s*<nlohmann/"),
                "CLI11": re.compile(r'#\s*include\s*[<"]CLI/')}
 
 
-def read_rules(src):
-    """{module: (set of modules it may include, world)} from docs/ARCHITECTURE.md's "Dependency rules" table."""
+def table_rows(src, header):
+    """(path, [(line, cells)]) of the docs/ARCHITECTURE.md table whose header row has the cells `header`: every row
+    below the header's separator, its cells stripped."""
     path = os.path.join(src, "docs", "ARCHITECTURE.md")
     lines = open(path, encoding="utf-8").read().splitlines()
+    pattern = r"\|" + r"\|".join(r"\s*%s\s*" % re.escape(cell) for cell in header) + r"\|"
     try:
-        start = next(i for i, line in enumerate(lines)
-                     if re.fullmatch(r"\|\s*module\s*\|\s*may include\s*\|\s*link world\s*\|", line.strip()))
+        start = next(i for i, line in enumerate(lines) if re.fullmatch(pattern, line.strip()))
     except StopIteration:
-        sys.exit("check_architecture: %s: no table '| module | may include | link world |'" % path)
-    rules = {}
+        sys.exit("check_architecture: %s: no table '| %s |'" % (path, " | ".join(header)))
+    rows = []
     for line in lines[start + 2:]:
         if not line.startswith("|"):
             break
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        rows.append((line, [c.strip() for c in line.strip().strip("|").split("|")]))
+    return path, rows
+
+
+def read_rules(src):
+    """{module: (set of modules it may include, world)} from docs/ARCHITECTURE.md's "Dependency rules" table."""
+    path, rows = table_rows(src, ("module", "may include", "link world"))
+    rules = {}
+    for line, cells in rows:
         if len(cells) != 3:
             sys.exit("check_architecture: %s: malformed row %r" % (path, line))
         module = cells[0].strip("`")
@@ -66,18 +75,8 @@ def read_rules(src):
 def read_third_party(src):
     """{module: the THIRD_PARTY names its row of docs/ARCHITECTURE.md's "| module | what it is | may depend on |"
     table names}."""
-    path = os.path.join(src, "docs", "ARCHITECTURE.md")
-    lines = open(path, encoding="utf-8").read().splitlines()
-    try:
-        start = next(i for i, line in enumerate(lines)
-                     if re.fullmatch(r"\|\s*module\s*\|\s*what it is\s*\|\s*may depend on\s*\|", line.strip()))
-    except StopIteration:
-        sys.exit("check_architecture: %s: no table '| module | what it is | may depend on |'" % path)
     named = {}
-    for line in lines[start + 2:]:
-        if not line.startswith("|"):
-            break
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    for _, cells in table_rows(src, ("module", "what it is", "may depend on"))[1]:
         match = re.fullmatch(r"`src/xsa/([a-z_0-9]+)`", cells[0])
         if match:
             named[match.group(1)] = {name for name in THIRD_PARTY if name in cells[-1]}
